@@ -1,0 +1,31 @@
+// What a caller asks corral to run. Validated by the supervisor against the frozen profile.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace corral {
+
+struct exec_request {
+  // "argv" execs `argv` literally; "command" runs `code` with sh -c; other languages write
+  // `code` to a source file in the scratch dir (see config/language.hpp).
+  std::string language = "argv";
+  std::vector<std::string> argv;
+  std::string code;
+  std::optional<std::string> stdin_data;
+  // Only tighten the profile; see the supervisor's admission.
+  std::optional<std::chrono::milliseconds> timeout;
+  std::optional<std::uint64_t> memory_limit_bytes;
+  std::optional<std::uint64_t> output_cap;
+  // Overrides the profile's environment, which overrides nothing of the host's: the
+  // child's environment is built from these two alone.
+  std::map<std::string, std::string> env;
+  // Empty: the profile's tier.
+  std::string tier;
+};
+
+} // namespace corral

@@ -1,0 +1,54 @@
+// What an execution reports, once, when it is over.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace corral {
+
+// One verdict that never blurs how the execution ended. Checked in this order: a timeout
+// or a limit explains a signal, so it wins over `signaled`.
+enum class verdict {
+  exited,            // the program exited by itself (see exit_code)
+  signaled,          // a signal ended it that corral did not send (see term_signal)
+  timed_out,         // corral terminated it at the deadline
+  out_of_memory,     // the memory limit's OOM killer ended it
+  pids_limit,        // it hit the process-count limit and failed or was ended
+  output_truncated,  // it exited, but more output came than the cap keeps
+  compile_failed,    // the compile step failed; the run step never started
+  cancelled,         // the caller or the runtime ended it
+};
+
+const char* to_string(verdict v);
+
+struct resource_usage {
+  std::uint64_t peak_memory_bytes = 0;
+  std::uint64_t cpu_user_us = 0;
+  std::uint64_t cpu_system_us = 0;
+};
+
+struct captured_stream {
+  std::string data;            // at most the cap, cut at a UTF-8 boundary, plus a notice
+  bool truncated = false;
+  std::uint64_t dropped_bytes = 0;
+};
+
+struct exec_result {
+  std::string execution_id;
+  verdict how = verdict::exited;
+  std::optional<int> exit_code;
+  std::optional<int> term_signal;
+  captured_stream out;
+  captured_stream err;
+  std::chrono::microseconds duration{0};
+  bool timed_out = false;
+  std::string tier;                       // the tier that ran it
+  std::string isolation;                  // the isolation class that actually applied
+  std::vector<std::string> not_enforced;  // requested limits this tier did not enforce
+  resource_usage usage;
+};
+
+} // namespace corral

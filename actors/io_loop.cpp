@@ -1,0 +1,500 @@
+#include "actors/io_loop.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <mutex>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <unordered_map>
+
+#include <caf/send.hpp>
+#include <uv.h>
+
+#include "tiers/jail_spec.hpp"
+
+namespace corral {
+
+namespace {
+
+// Bigger pipes mean fewer wake-ups when a child floods its output.
+constexpr int kOutputPipeBytes = 1 << 20;
+constexpr std::size_t kReadBuffer = 256 * 1024;
+// Child ends are moved above this before posix_spawn dup2s them onto 0-4, so no dup2 can
+// overwrite another child end that happened to get a low number.
+constexpr int kHighFd = 100;
+
+int pidfd_open(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+struct fd_pair {
+  int parent = -1;
+  int child = -1;
+};
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+} // namespace
+
+struct io_loop::impl {
+  struct process;
+
+  struct stream_state {
+    process* owner = nullptr;
+    stream_kind kind = stream_kind::out;
+    uv_pipe_t pipe{};
+    bool open = false;
+    output_route route;
+    std::uint64_t dropped = 0;
+    bool paused = false;
+  };
+
+  struct process {
+    impl* loop = nullptr;
+    process_id id = 0;
+    pid_t pid = -1;
+    caf::actor owner;
+    uv_poll_t exit_poll{};
+    int pidfd = -1;
+    bool exit_poll_open = false;
+    bool reaped = false;
+    bool released = false;
+    stream_state out, err;
+    uv_pipe_t stdin_pipe{};
+    bool stdin_open = false;
+    bool stdin_close_requested = false;
+    int stdin_pending = 0;
+    uv_pipe_t status_pipe{};
+    bool status_open = false;
+    std::string status_buffer;
+    uv_pipe_t spec_pipe{};
+    bool spec_open = false;
+    int open_handles = 0;
+  };
+
+  struct write_req {
+    uv_write_t req{};
+    std::string bytes;
+    process* proc = nullptr;
+    bool is_spec = false;
+  };
+
+  uv_loop_t loop{};
+  uv_async_t wake{};
+  std::thread thread;
+  std::mutex mutex;
+  std::deque<std::function<void()>> queue;
+  bool stopping = false;
+  std::unordered_map<process_id, process*> processes;
+  std::atomic<std::size_t> tracked_count{0};
+  char read_buffer[kReadBuffer];
+
+  impl() {
+    uv_loop_init(&loop);
+    wake.data = this;
+    uv_async_init(&loop, &wake, [](uv_async_t* h) { static_cast<impl*>(h->data)->drain(); });
+    thread = std::thread([this] { run(); });
+  }
+
+  ~impl() {
+    post([this] {
+      stopping = true;
+      for (auto& [id, p] : processes) {
+        // A runtime that stops kills what it started; the helper's own cleanup handles
+        // descendants, and its process group is the last resort.
+        if (!p->reaped && p->pid > 0) ::kill(-p->pid, SIGKILL);
+      }
+      uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
+      uv_stop(&loop);
+    });
+    thread.join();
+    // Reap what the stop killed so no zombie outlives the runtime, then free the rest.
+    for (auto& [id, p] : processes) {
+      if (!p->reaped && p->pid > 0) ::waitpid(p->pid, nullptr, 0);
+      close_fd(p->pidfd);
+      delete p;
+    }
+    uv_loop_close(&loop);
+  }
+
+  void run() {
+    // A write to a pipe whose reader is gone raises SIGPIPE in the writing thread; blocked
+    // here, the write just fails with EPIPE. Other threads of the embedding program keep
+    // their own disposition.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    // Close what stopping left open, so uv_loop_close succeeds.
+    uv_walk(&loop, [](uv_handle_t* h, void*) {
+      if (!uv_is_closing(h)) uv_close(h, nullptr);
+    }, nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+  }
+
+  void post(std::function<void()> fn) {
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      queue.push_back(std::move(fn));
+    }
+    uv_async_send(&wake);
+  }
+
+  void drain() {
+    std::deque<std::function<void()>> batch;
+    {
+      std::lock_guard<std::mutex> guard(mutex);
+      batch.swap(queue);
+    }
+    for (auto& fn : batch) fn();
+  }
+
+  process* find(process_id id) {
+    auto it = processes.find(id);
+    return it == processes.end() ? nullptr : it->second;
+  }
+
+  // --- spawning -------------------------------------------------------------------------
+
+  static bool make_pipe(fd_pair& p, bool child_reads) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) < 0) return false;
+    int child = child_reads ? fds[0] : fds[1];
+    p.parent = child_reads ? fds[1] : fds[0];
+    p.child = ::fcntl(child, F_DUPFD_CLOEXEC, kHighFd);
+    ::close(child);
+    return p.child >= 0;
+  }
+
+  void do_spawn(spawn_command cmd) {
+    fd_pair in, out, err, spec, status;
+    auto fail = [&](int error_number, std::string what) {
+      for (auto* p : {&in, &out, &err, &spec, &status}) {
+        close_fd(p->parent);
+        close_fd(p->child);
+      }
+      caf::anon_send(cmd.owner, io_spawn_failed{cmd.id, error_number, std::move(what)});
+    };
+    if ((cmd.stdin_pipe && !make_pipe(in, true)) || !make_pipe(out, false) ||
+        !make_pipe(err, false) || !make_pipe(spec, true) || !make_pipe(status, false))
+      return fail(errno, std::string("pipe2: ") + std::strerror(errno));
+    if (!cmd.stdin_pipe) {
+      int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (null_fd < 0) return fail(errno, std::string("open /dev/null: ") + std::strerror(errno));
+      in.child = ::fcntl(null_fd, F_DUPFD_CLOEXEC, kHighFd);
+      ::close(null_fd);
+    }
+    ::fcntl(out.parent, F_SETPIPE_SZ, kOutputPipeBytes);
+    ::fcntl(err.parent, F_SETPIPE_SZ, kOutputPipeBytes);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, in.child, 0);
+    posix_spawn_file_actions_adddup2(&actions, out.child, 1);
+    posix_spawn_file_actions_adddup2(&actions, err.child, 2);
+    posix_spawn_file_actions_adddup2(&actions, spec.child, kSpecFd);
+    posix_spawn_file_actions_adddup2(&actions, status.child, kStatusFd);
+    // Nothing else of the runtime's reaches the child, CLOEXEC or not.
+    posix_spawn_file_actions_addclosefrom_np(&actions, kStatusFd + 1);
+    posix_spawn_file_actions_addchdir_np(&actions, "/");
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+
+    std::vector<char*> argv, envp;
+    for (auto& a : cmd.argv) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : cmd.envp) envp.push_back(e.data());
+    envp.push_back(nullptr);
+
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, cmd.program.c_str(), &actions, &attr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) return fail(rc, "posix_spawn " + cmd.program + ": " + std::strerror(rc));
+    for (auto* p : {&in, &out, &err, &spec, &status}) close_fd(p->child);
+
+    int pidfd = pidfd_open(pid);
+    if (pidfd < 0) {
+      int e = errno;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+      return fail(e, std::string("pidfd_open (Linux 5.3 or later is required): ") + std::strerror(e));
+    }
+
+    auto* p = new process;
+    p->loop = this;
+    p->id = cmd.id;
+    p->pid = pid;
+    p->pidfd = pidfd;
+    p->owner = cmd.owner;
+    processes[p->id] = p;
+    tracked_count = processes.size();
+
+    uv_poll_init(&loop, &p->exit_poll, pidfd);
+    p->exit_poll.data = p;
+    p->exit_poll_open = true;
+    p->open_handles++;
+    uv_poll_start(&p->exit_poll, UV_READABLE, [](uv_poll_t* h, int, int) {
+      auto* proc = static_cast<process*>(h->data);
+      proc->loop->on_exit(proc);
+    });
+
+    open_stream(p, p->out, stream_kind::out, out.parent, std::move(cmd.out));
+    open_stream(p, p->err, stream_kind::err, err.parent, std::move(cmd.err));
+    open_status(p, status.parent);
+    if (cmd.stdin_pipe) open_pipe(p, p->stdin_pipe, in.parent, p->stdin_open);
+    open_pipe(p, p->spec_pipe, spec.parent, p->spec_open);
+    write_to(p, p->spec_pipe, std::move(cmd.spec_bytes), true);
+
+    caf::anon_send(p->owner, io_spawned{p->id, pid});
+  }
+
+  void open_pipe(process* p, uv_pipe_t& pipe, int fd, bool& open_flag) {
+    uv_pipe_init(&loop, &pipe, 0);
+    pipe.data = p;
+    uv_pipe_open(&pipe, fd);
+    open_flag = true;
+    p->open_handles++;
+  }
+
+  void close_handle(process* p, uv_handle_t* h, bool& open_flag) {
+    if (!open_flag) return;
+    open_flag = false;
+    h->data = p;  // stream pipes carry their stream_state until now
+    uv_close(h, [](uv_handle_t* handle) {
+      auto* proc = static_cast<process*>(handle->data);
+      proc->open_handles--;
+      proc->loop->maybe_forget(proc);
+    });
+  }
+
+  // --- output streams -------------------------------------------------------------------
+
+  void open_stream(process* p, stream_state& s, stream_kind kind, int fd, output_route route) {
+    s.owner = p;
+    s.kind = kind;
+    s.route = std::move(route);
+    open_pipe(p, s.pipe, fd, s.open);
+    s.pipe.data = &s;
+    start_reading(s);
+  }
+
+  void start_reading(stream_state& s) {
+    s.paused = false;
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&s.pipe),
+        [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
+          auto* st = static_cast<stream_state*>(h->data);
+          buf->base = st->owner->loop->read_buffer;
+          buf->len = kReadBuffer;
+        },
+        [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
+          auto* st = static_cast<stream_state*>(h->data);
+          st->owner->loop->on_read(*st, n, buf);
+        });
+  }
+
+  void on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
+    if (n == 0) return;
+    if (n < 0) return end_stream(s);
+    auto size = static_cast<std::uint64_t>(n);
+    auto kept = std::min<std::uint64_t>(size, s.route.credit);
+    if (kept > 0) {
+      s.route.credit -= kept;
+      caf::anon_send(s.route.sink, io_chunk{s.owner->id, s.kind, std::string(buf->base, kept)});
+    }
+    if (kept < size) {
+      // Past the credit: either count and discard, so the child never blocks, or stop
+      // reading so the child blocks on a full pipe (backpressure).
+      s.dropped += size - kept;
+    }
+    if (s.route.credit == 0 && s.route.when_exhausted == overflow_policy::pause) {
+      uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
+      s.paused = true;
+    }
+  }
+
+  void end_stream(stream_state& s) {
+    if (!s.open) return;
+    caf::anon_send(s.route.sink, io_eof{s.owner->id, s.kind, s.dropped});
+    close_handle(s.owner, reinterpret_cast<uv_handle_t*>(&s.pipe), s.open);
+  }
+
+  void do_add_credit(process_id id, stream_kind kind, std::uint64_t bytes) {
+    auto* p = find(id);
+    if (!p) return;
+    auto& s = kind == stream_kind::out ? p->out : p->err;
+    s.route.credit += bytes;
+    if (s.open && s.paused && s.route.credit > 0) start_reading(s);
+  }
+
+  // --- status channel -------------------------------------------------------------------
+
+  void open_status(process* p, int fd) {
+    open_pipe(p, p->status_pipe, fd, p->status_open);
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&p->status_pipe),
+        [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
+          auto* proc = static_cast<process*>(h->data);
+          buf->base = proc->loop->read_buffer;
+          buf->len = kReadBuffer;
+        },
+        [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
+          auto* proc = static_cast<process*>(h->data);
+          proc->loop->on_status(proc, n, buf);
+        });
+  }
+
+  void on_status(process* p, ssize_t n, const uv_buf_t* buf) {
+    if (n == 0) return;
+    if (n < 0) {
+      close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
+      return;
+    }
+    p->status_buffer.append(buf->base, static_cast<std::size_t>(n));
+    // A helper writes short lines; a runaway one must not grow this buffer without bound.
+    if (p->status_buffer.size() > 1 << 20) p->status_buffer.clear();
+    for (auto nl = p->status_buffer.find('\n'); nl != std::string::npos;
+         nl = p->status_buffer.find('\n')) {
+      auto line = p->status_buffer.substr(0, nl);
+      p->status_buffer.erase(0, nl + 1);
+      if (auto parsed = parse_status_line(line)) caf::anon_send(p->owner, io_status{p->id, *parsed});
+    }
+  }
+
+  // --- stdin ----------------------------------------------------------------------------
+
+  void write_to(process* p, uv_pipe_t& pipe, std::string bytes, bool is_spec) {
+    auto* req = new write_req;
+    req->bytes = std::move(bytes);
+    req->proc = p;
+    req->is_spec = is_spec;
+    req->req.data = req;
+    uv_buf_t buf = uv_buf_init(req->bytes.data(), static_cast<unsigned>(req->bytes.size()));
+    if (!is_spec) p->stdin_pending++;
+    int rc = uv_write(&req->req, reinterpret_cast<uv_stream_t*>(&pipe), &buf, 1,
+                      [](uv_write_t* w, int status) {
+                        auto* r = static_cast<write_req*>(w->data);
+                        r->proc->loop->on_written(r, status);
+                      });
+    if (rc != 0) on_written(req, rc);
+  }
+
+  void on_written(write_req* req, int status) {
+    process* p = req->proc;
+    bool is_spec = req->is_spec;
+    delete req;
+    if (is_spec) {
+      // EOF on fd 3 tells the helper the spec is complete.
+      close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
+      return;
+    }
+    p->stdin_pending--;
+    if (status < 0 && p->stdin_open) {
+      caf::anon_send(p->owner, io_stdin_closed{p->id, -status});
+      close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
+      return;
+    }
+    finish_stdin_if_done(p);
+  }
+
+  void finish_stdin_if_done(process* p) {
+    if (p->stdin_open && p->stdin_close_requested && p->stdin_pending == 0) {
+      caf::anon_send(p->owner, io_stdin_closed{p->id, 0});
+      close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
+    }
+  }
+
+  void do_write_stdin(process_id id, std::string bytes) {
+    auto* p = find(id);
+    if (!p || !p->stdin_open || p->stdin_close_requested) return;
+    write_to(p, p->stdin_pipe, std::move(bytes), false);
+  }
+
+  void do_close_stdin(process_id id) {
+    auto* p = find(id);
+    if (!p) return;
+    p->stdin_close_requested = true;
+    finish_stdin_if_done(p);
+  }
+
+  // --- exit -----------------------------------------------------------------------------
+
+  void on_exit(process* p) {
+    if (p->reaped) return;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(p->pid), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
+      return;
+    p->reaped = true;
+    int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;
+    close_handle(p, reinterpret_cast<uv_handle_t*>(&p->exit_poll), p->exit_poll_open);
+    caf::anon_send(p->owner, io_exited{p->id, status});
+  }
+
+  void do_signal(process_id id, int sig, bool whole_group) {
+    auto* p = find(id);
+    if (!p || p->reaped) return;  // a reaped pid may already belong to someone else
+    ::kill(whole_group ? -p->pid : p->pid, sig);
+  }
+
+  void do_release(process_id id) {
+    auto* p = find(id);
+    if (!p) return;
+    p->released = true;
+    for (auto* s : {&p->out, &p->err}) end_stream(*s);
+    close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
+    close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
+    maybe_forget(p);
+  }
+
+  void maybe_forget(process* p) {
+    if (!p->released || !p->reaped || p->open_handles > 0) return;
+    close_fd(p->pidfd);
+    processes.erase(p->id);
+    tracked_count = processes.size();
+    delete p;
+  }
+};
+
+io_loop::io_loop() : impl_(std::make_unique<impl>()) {}
+io_loop::~io_loop() = default;
+
+void io_loop::spawn(spawn_command cmd) {
+  impl_->post([this, c = std::move(cmd)]() mutable { impl_->do_spawn(std::move(c)); });
+}
+void io_loop::write_stdin(process_id id, std::string bytes) {
+  impl_->post([this, id, b = std::move(bytes)]() mutable { impl_->do_write_stdin(id, std::move(b)); });
+}
+void io_loop::close_stdin(process_id id) {
+  impl_->post([this, id] { impl_->do_close_stdin(id); });
+}
+void io_loop::signal(process_id id, int sig, bool whole_group) {
+  impl_->post([this, id, sig, whole_group] { impl_->do_signal(id, sig, whole_group); });
+}
+void io_loop::add_credit(process_id id, stream_kind stream, std::uint64_t bytes) {
+  impl_->post([this, id, stream, bytes] { impl_->do_add_credit(id, stream, bytes); });
+}
+void io_loop::release(process_id id) {
+  impl_->post([this, id] { impl_->do_release(id); });
+}
+std::size_t io_loop::tracked() const { return impl_->tracked_count; }
+
+} // namespace corral

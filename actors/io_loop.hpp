@@ -1,0 +1,68 @@
+// The libuv I/O loop: one thread that owns every pipe, pty and child process of the
+// runtime. Actors talk to it through these thread-safe calls (queued, then uv_async_send)
+// and hear back through the messages of io_events.hpp. No handle is ever touched from
+// another thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+
+#include "actors/io_events.hpp"
+
+namespace corral {
+
+// What happens when a stream's credit is used up.
+enum class overflow_policy : std::uint8_t {
+  discard,  // keep reading and count the bytes (one-shot capture: never block the child)
+  pause,    // stop reading until credit is added (sessions: the child blocks on a full pipe)
+};
+
+struct output_route {
+  caf::actor sink;  // receives io_chunk and io_eof for this stream
+  std::uint64_t credit = 0;
+  overflow_policy when_exhausted = overflow_policy::discard;
+};
+
+struct spawn_command {
+  process_id id = 0;
+  std::string program;  // absolute path (the exec helper)
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;
+  bool stdin_pipe = false;  // false: /dev/null
+  std::string spec_bytes;   // written to fd 3, then closed
+  caf::actor owner;         // io_spawned, io_spawn_failed, io_status, io_exited, io_stdin_closed
+  output_route out;
+  output_route err;
+};
+
+class io_loop {
+public:
+  io_loop();
+  ~io_loop();
+  io_loop(const io_loop&) = delete;
+  io_loop& operator=(const io_loop&) = delete;
+
+  void spawn(spawn_command cmd);
+  void write_stdin(process_id id, std::string bytes);
+  void close_stdin(process_id id);
+  // Signals the spawned process, or with `whole_group` its process group.
+  void signal(process_id id, int sig, bool whole_group);
+  void add_credit(process_id id, stream_kind stream, std::uint64_t bytes);
+  // Closes what is still open of the process's streams (a bound on waiting for EOF when a
+  // descendant that escaped holds a pipe open) and forgets it once reaped.
+  void release(process_id id);
+
+  // Number of processes the loop still tracks (for tests: nothing may be left behind).
+  std::size_t tracked() const;
+
+private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace corral

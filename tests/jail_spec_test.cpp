@@ -1,0 +1,64 @@
+#include <catch2/catch.hpp>
+
+#include "tiers/jail_spec.hpp"
+#include "tiers/status_line.hpp"
+
+using namespace corral;
+
+TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
+  jail_spec s;
+  s.mode = jail_mode::jail;
+  s.program = "/usr/bin/python3";
+  s.argv = {"python3", "-c", std::string("print(1)\xff", 9)};
+  s.envp = {"A=1", "B="};
+  s.cwd = "/work";
+  s.kill_grace_ms = 750;
+  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", 64 << 20, false});
+  s.mounts.push_back({mount_kind::ro_bind, "/lib64", "/lib64", 0, true});
+  s.rlimits.push_back({4, 0, 0});
+  s.cgroup_procs = {"/sys/fs/cgroup/pids/x/cgroup.procs"};
+  s.landlock_abi_floor = 3;
+  s.landlock_rules.push_back({"/usr", false});
+  s.seccomp_kill = true;
+  auto back = parse_jail_spec(serialize(s));
+  REQUIRE(back);
+  CHECK(back->mode == jail_mode::jail);
+  CHECK(back->argv == s.argv);
+  CHECK(back->envp == s.envp);
+  CHECK(back->kill_grace_ms == 750);
+  REQUIRE(back->mounts.size() == 2);
+  CHECK(back->mounts[0].size_bytes == (64u << 20));
+  CHECK(back->mounts[1].optional);
+  CHECK(back->cgroup_procs == s.cgroup_procs);
+  CHECK(back->landlock_rules.at(0).path == "/usr");
+  CHECK(back->seccomp_kill);
+}
+
+TEST_CASE("a truncated or corrupt jail spec is rejected, never half-applied", "[jail_spec]") {
+  jail_spec s;
+  s.program = "/bin/true";
+  s.argv = {"true"};
+  auto bytes = serialize(s);
+  for (std::size_t cut = 0; cut < bytes.size(); ++cut) CHECK_FALSE(parse_jail_spec(bytes.substr(0, cut)));
+  CHECK_FALSE(parse_jail_spec(bytes + "x"));
+  auto huge = bytes;
+  huge[5 + 4] = '\xff';  // the program's length field
+  CHECK_FALSE(parse_jail_spec(huge));
+}
+
+TEST_CASE("status lines parse into events and garbage is ignored", "[status_line]") {
+  auto e = parse_status_line("exited 256 1234 10 20 1");
+  REQUIRE(e);
+  CHECK(e->what == status_line::kind::exited);
+  CHECK(e->wait_status == 256);
+  CHECK(e->maxrss_kb == 1234);
+  CHECK(e->terminated);
+  auto f = parse_status_line("failed 2 exec /nope: No such file or directory");
+  REQUIRE(f);
+  CHECK(f->error_number == 2);
+  CHECK(f->name == "exec");
+  CHECK(f->message == "/nope: No such file or directory");
+  CHECK_FALSE(parse_status_line("bogus 1"));
+  CHECK_FALSE(parse_status_line("exited x"));
+  CHECK_FALSE(parse_status_line(""));
+}

@@ -1,0 +1,66 @@
+// corral-exec: the exec helper. The runtime posix_spawns it with the target's stdio on
+// fds 0-2, the serialized jail spec on fd 3 and the status channel on fd 4. It is its own
+// binary because the runtime is multithreaded: between fork and exec only async-signal-
+// safe calls are allowed there, while this single-threaded program may do real work
+// (parse the spec, build a filesystem view, compile a seccomp filter) before its exec.
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <string>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "tiers/exec_helper/status_writer.hpp"
+#include "tiers/exec_helper/target_supervisor.hpp"
+#include "tiers/jail_spec.hpp"
+
+namespace {
+
+// A spec is a few KiB; anything near this is a bug or an attack on the helper.
+constexpr std::size_t kMaxSpecBytes = 64u * 1024 * 1024;
+
+bool read_spec(std::string& out) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(corral::kSpecFd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    if (n == 0) return true;
+    out.append(buf, static_cast<std::size_t>(n));
+    if (out.size() > kMaxSpecBytes) return false;
+  }
+}
+
+} // namespace
+
+int main() {
+  auto start = std::chrono::steady_clock::now();
+  // The status channel must not leak into the target; the spec fd is done after reading.
+  ::fcntl(corral::kStatusFd, F_SETFD, FD_CLOEXEC);
+
+  // If the runtime dies, end the execution (the helper's cleanup runs on SIGTERM). The
+  // runtime spawns from its long-lived I/O thread, whose exit is the runtime's exit.
+  // A runtime that died before this line never finishes writing the spec, so the parse
+  // below fails and the helper exits without starting anything.
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+
+  std::string bytes;
+  if (!read_spec(bytes)) {
+    corral::helper::report_failed(errno ? errno : EINVAL, "spec", "cannot read the jail spec on fd 3");
+    return 125;
+  }
+  ::close(corral::kSpecFd);
+  auto spec = corral::parse_jail_spec(bytes);
+  if (!spec) {
+    corral::helper::report_failed(EINVAL, "spec", spec.error().message);
+    return 125;
+  }
+  corral::helper::report_step("spec", start);
+
+  if (spec->mode == corral::jail_mode::jail) {
+    corral::helper::report_failed(ENOSYS, "jail", "this helper was built without jail mode");
+    return 125;
+  }
+  return corral::helper::supervise_target(*spec, nullptr);
+}

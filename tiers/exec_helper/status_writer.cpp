@@ -1,0 +1,50 @@
+#include "tiers/exec_helper/status_writer.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <unistd.h>
+
+#include "tiers/jail_spec.hpp"
+
+namespace corral::helper {
+
+namespace {
+
+void write_line(const std::string& line) {
+  const char* p = line.data();
+  std::size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(kStatusFd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the runtime is gone; cleanup goes on regardless
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+} // namespace
+
+void report_step(const char* name, std::chrono::steady_clock::time_point since) {
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                std::chrono::steady_clock::now() - since)
+                .count();
+  write_line("step " + std::string(name) + " " + std::to_string(us) + "\n");
+}
+
+void report_started(long pid) { write_line("started " + std::to_string(pid) + "\n"); }
+
+void report_failed(int error_number, const char* step, const std::string& message) {
+  std::string clean = message;
+  for (auto& c : clean)
+    if (c == '\n') c = ' ';
+  write_line("failed " + std::to_string(error_number) + " " + step + " " + clean + "\n");
+}
+
+void report_exited(int wait_status, std::uint64_t maxrss_kb, std::uint64_t user_us,
+                   std::uint64_t system_us, bool terminated) {
+  write_line("exited " + std::to_string(wait_status) + " " + std::to_string(maxrss_kb) + " " +
+             std::to_string(user_us) + " " + std::to_string(system_us) + " " +
+             (terminated ? "1" : "0") + "\n");
+}
+
+} // namespace corral::helper

@@ -1,0 +1,168 @@
+#include "tiers/exec_helper/target_supervisor.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tiers/exec_helper/process_tree.hpp"
+#include "tiers/exec_helper/status_writer.hpp"
+
+namespace corral::helper {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A SIGKILLed process normally dies at once; one stuck in uninterruptible sleep may not.
+// The helper reports after this bound rather than hanging the execution forever.
+constexpr auto kKillBound = std::chrono::seconds(5);
+
+sigset_t supervised_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  return set;
+}
+
+[[noreturn]] void exec_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
+  // Undo the helper's signal set-up: the target starts with default dispositions and
+  // nothing blocked, as if started by a shell.
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  signal(SIGPIPE, SIG_DFL);
+
+  // A session of its own: no controlling terminal of the caller's to inject input into
+  // (TIOCSTI), and its descendants cannot join a process group outside it.
+  if (::setsid() < 0) {
+    report_failed(errno, "setsid", std::strerror(errno));
+    _exit(127);
+  }
+  if (spec.controlling_tty && ::ioctl(0, TIOCSCTTY, 0) < 0) {
+    report_failed(errno, "tiocsctty", std::string("making the pty the controlling terminal: ") +
+                                          std::strerror(errno));
+    _exit(127);
+  }
+  if (!spec.cwd.empty() && ::chdir(spec.cwd.c_str()) < 0) {
+    report_failed(errno, "chdir", "cannot enter " + spec.cwd + ": " + std::strerror(errno));
+    _exit(127);
+  }
+  if (before_exec) {
+    if (int err = before_exec(); err != 0) _exit(127);
+  }
+
+  std::vector<char*> argv, envp;
+  for (auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (auto& e : spec.envp) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  ::execve(spec.program.c_str(), argv.data(), envp.data());
+  report_failed(errno, "exec", spec.program + ": " + std::strerror(errno));
+  _exit(127);
+}
+
+// Reaps every child that has exited; returns true once the helper has no children left.
+bool reap(pid_t target, int& target_status, bool& target_reaped) {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid == 0) return false;
+    if (pid < 0) return errno == ECHILD;
+    if (pid == target) {
+      target_status = status;
+      target_reaped = true;
+    }
+  }
+}
+
+bool wait_signal(const sigset_t& set, std::chrono::milliseconds timeout, int& sig) {
+  timespec ts{};
+  ts.tv_sec = timeout.count() / 1000;
+  ts.tv_nsec = (timeout.count() % 1000) * 1'000'000;
+  sig = ::sigtimedwait(&set, nullptr, &ts);
+  return sig > 0;
+}
+
+std::uint64_t to_us(const timeval& tv) {
+  return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
+}
+
+} // namespace
+
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
+  sigset_t set = supervised_signals();
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+  pid_t target = ::fork();
+  if (target < 0) {
+    report_failed(errno, "fork", std::strerror(errno));
+    report_exited(127 << 8, 0, 0, 0, false);
+    return 127;
+  }
+  if (target == 0) exec_target(spec, before_exec);
+  report_started(target);
+
+  enum class phase { running, draining, killing } now = phase::running;
+  bool terminated = false;
+  bool target_reaped = false;
+  int target_status = 0;
+  auto grace = std::chrono::milliseconds(spec.kill_grace_ms);
+  clock::time_point phase_deadline{};
+
+  auto begin_drain = [&] {
+    // The target's own group and every descendant get SIGTERM first, so a server can
+    // flush; whatever is left at the end of the grace gets SIGKILL.
+    now = phase::draining;
+    signal_tree(::getpid(), target, SIGTERM);
+    phase_deadline = clock::now() + grace;
+  };
+  auto begin_kill = [&] {
+    now = phase::killing;
+    phase_deadline = clock::now() + kKillBound;
+  };
+
+  for (;;) {
+    bool no_children = reap(target, target_status, target_reaped);
+    if (no_children) break;
+    if (now == phase::running && target_reaped) begin_drain();
+    if (now == phase::draining && clock::now() >= phase_deadline) begin_kill();
+    if (now == phase::killing) {
+      // Repeat until empty: a process can fork between the walk and the kill.
+      signal_tree(::getpid(), target, SIGKILL);
+      if (clock::now() >= phase_deadline) break;
+    }
+
+    std::chrono::milliseconds wait{1000};
+    if (now == phase::draining) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(phase_deadline - clock::now());
+      wait = std::max(std::chrono::milliseconds(1), left);
+    } else if (now == phase::killing) {
+      wait = std::chrono::milliseconds(5);
+    }
+    int sig = 0;
+    if (!wait_signal(set, wait, sig)) continue;
+    if (sig == SIGCHLD) continue;
+    // SIGTERM/SIGINT/SIGHUP/SIGQUIT: the runtime (or the runtime's death, through
+    // PR_SET_PDEATHSIG) asks for the execution to end.
+    terminated = true;
+    if (now == phase::running) begin_drain();
+  }
+
+  rusage usage{};
+  ::getrusage(RUSAGE_CHILDREN, &usage);
+  if (!target_reaped) target_status = SIGKILL;  // stuck past the kill bound
+  report_exited(target_status, static_cast<std::uint64_t>(usage.ru_maxrss), to_us(usage.ru_utime),
+                to_us(usage.ru_stime), terminated);
+  return 0;
+}
+
+} // namespace corral::helper

@@ -1,0 +1,22 @@
+// Runs the target as the helper's child and stays until it and every descendant are gone.
+//
+// The helper is a child subreaper, so processes that leave the target's session (setsid,
+// double fork, `nohup … &`) are reparented to it rather than to init, and die with the
+// execution: after the target exits, and when the runtime asks the helper to terminate
+// (SIGTERM), everything left gets SIGTERM, then SIGKILL after the spec's grace.
+#pragma once
+
+#include <functional>
+
+#include "tiers/jail_spec.hpp"
+
+namespace corral::helper {
+
+// Runs in the forked child right before execve. Returns 0, or an errno after reporting
+// which step failed (the child then exits 127 without exec).
+using pre_exec_hook = std::function<int()>;
+
+// Returns the helper's own exit code. Writes `started` and, at the very end, `exited`.
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec);
+
+} // namespace corral::helper

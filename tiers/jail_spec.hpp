@@ -1,0 +1,89 @@
+// The jail spec: everything the exec helper (corral-exec) needs to start one program
+// inside a boundary. The runtime builds it from the tier's launch plan and writes it to
+// the helper's fd 3; the helper applies it in a fixed order and reports on fd 4.
+//
+// The spec is declared policy only: the helper never reads corral.toml or decides
+// anything itself, so the spec alone says what a child was allowed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/failure.hpp"
+
+namespace corral {
+
+// File descriptors of the helper protocol.
+inline constexpr int kSpecFd = 3;    // helper reads the serialized spec, then EOF
+inline constexpr int kStatusFd = 4;  // helper writes status lines (see status_line.hpp)
+
+enum class jail_mode : std::uint8_t {
+  host = 0,  // subreaper + own session only: the development tier
+  jail = 1,  // namespaces, filesystem view, cgroup, rlimits, Landlock, seccomp
+};
+
+enum class mount_kind : std::uint8_t {
+  ro_bind = 0,  // bind source at target, read-only
+  rw_bind = 1,  // bind source at target, writable
+  tmpfs = 2,    // a fresh tmpfs at target (size in `size_bytes`)
+  proc = 3,     // /proc of the new pid namespace
+  dev = 4,      // a minimal /dev: null zero full random urandom tty, pts, shm
+};
+
+struct mount_entry {
+  mount_kind kind = mount_kind::ro_bind;
+  std::string source;  // host path (binds only)
+  std::string target;  // path inside the jail
+  std::uint64_t size_bytes = 0;
+  bool optional = false;  // skip when the source does not exist (e.g. /lib64)
+};
+
+struct rlimit_entry {
+  int resource = 0;
+  std::uint64_t soft = 0;
+  std::uint64_t hard = 0;
+};
+
+struct landlock_rule {
+  std::string path;
+  bool writable = false;  // false: read and execute only
+};
+
+struct jail_spec {
+  jail_mode mode = jail_mode::host;
+
+  // The program, already resolved to an absolute path (inside the jail's view).
+  std::string program;
+  std::vector<std::string> argv;
+  std::vector<std::string> envp;  // "KEY=value", the child's whole environment
+  std::string cwd;
+
+  // SIGTERM, then SIGKILL after this grace, for the target and all descendants.
+  std::uint32_t kill_grace_ms = 200;
+  // Make stdin (a pty slave) the controlling terminal of the target's new session.
+  bool controlling_tty = false;
+
+  // --- jail mode only ---
+  bool share_network = false;     // false: an empty network namespace
+  std::string hostname = "corral";
+  std::vector<mount_entry> mounts;  // applied in order, under a new root
+  std::vector<rlimit_entry> rlimits;
+  // Files (cgroup.procs, one per v1 hierarchy) the helper writes its child's pid into
+  // before exec, so the target and all it forks are inside the lease's cgroup.
+  std::vector<std::string> cgroup_procs;
+  std::uint32_t landlock_abi_floor = 1;
+  std::vector<landlock_rule> landlock_rules;
+  bool landlock_deny_tcp = true;  // ABI >= 4: no TCP bind/connect
+  bool landlock_scope = true;     // ABI >= 6: signals and abstract unix sockets
+  bool seccomp_kill = false;      // false: denied calls fail with EPERM
+  std::uint32_t uid_inside = 0;   // uid/gid the program sees in its user namespace
+  std::uint32_t gid_inside = 0;
+};
+
+// A length-prefixed binary encoding: robust to any byte in any string but NUL-free
+// argv/env are checked before (execve cannot carry NUL).
+std::string serialize(const jail_spec& spec);
+expected<jail_spec> parse_jail_spec(const std::string& bytes);
+
+} // namespace corral

@@ -1,0 +1,74 @@
+// A tier turns a launch request and the profile into a launch plan for the exec helper,
+// and says honestly what it enforces on this machine.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/failure.hpp"
+#include "config/profile.hpp"
+#include "tiers/jail_spec.hpp"
+
+namespace corral {
+
+// Which limits a tier actually enforces here (measured, not assumed).
+struct tier_capabilities {
+  bool timeout = false;
+  bool memory = false;
+  bool pids = false;
+  bool cpu = false;
+  bool network_isolation = false;
+  bool filesystem_read_isolation = false;
+  bool filesystem_write_isolation = false;
+  bool environment_isolation = false;
+};
+
+struct tier_status {
+  bool available = false;
+  std::string reason;  // why not, and what to do
+};
+
+// One step of an execution, ready to launch: argv and env are final.
+struct launch_request {
+  std::vector<std::string> argv;  // argv[0] is resolved by the tier
+  std::map<std::string, std::string> env;
+  std::string scratch_dir;  // per execution, host path; the working directory
+  limits effective;         // the profile's limits tightened by the request
+  std::string caller_path;  // the caller's PATH, to resolve a bare program name
+  bool controlling_tty = false;
+};
+
+// What the lease granted: where the child must place itself before exec.
+struct lease_grant {
+  std::vector<std::string> cgroup_procs;
+};
+
+struct launch_plan {
+  jail_spec spec;
+  std::vector<std::string> not_enforced;  // limits asked for that this tier cannot hold
+  std::string isolation;                  // a one-line description of what applied
+};
+
+class tier {
+public:
+  virtual ~tier() = default;
+  virtual std::string name() const = 0;
+  // Bounded: a tier whose runtime hangs is reported unavailable, not waited for.
+  virtual tier_status available() const = 0;
+  virtual tier_capabilities capabilities() const = 0;
+  // True when executions need a cgroup lease (limits, kill-all) rather than the
+  // helper's process-tree cleanup alone.
+  virtual bool needs_cgroup_lease() const { return false; }
+  virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
+};
+
+// Resolves a bare program name against `search_path` (the caller's PATH, taken before the
+// environment is cleared). Names with a slash are returned as they are.
+expected<std::string> resolve_program(const std::string& name, const std::string& search_path);
+
+// "KEY=value" strings for execve, after checking keys and values.
+std::vector<std::string> to_envp(const std::map<std::string, std::string>& env);
+
+} // namespace corral
