@@ -1,0 +1,39 @@
+// The lease protocol: every lease (the host tier's process-group lease, the cgroup lease)
+// accepts the same messages, so an execution does not care which one it holds.
+//
+//   (acquire_atom)                      -> lease_acquired   before the spawn: create and
+//                                                           record the cgroup; say how to join it
+//   (attach_atom, process_id, long pid) -> (nothing)        the helper is running as `pid`
+//   (terminate_atom)                    -> (nothing)        kill everything: SIGTERM, grace, SIGKILL
+//   (finish_atom)                       -> lease_report     the main child is gone: kill what is
+//                                                           left, wait until empty, read counters,
+//                                                           remove the cgroup and its record
+#pragma once
+
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include "actors/exec_result.hpp"
+#include "config/failure.hpp"
+#include "tiers/tier.hpp"
+
+namespace corral {
+
+struct lease_acquired {
+  bool ok = false;
+  failure error;
+  lease_grant grant;
+};
+
+struct lease_report {
+  resource_usage usage;
+  bool out_of_memory = false;   // the memory limit's OOM killer fired
+  bool pids_limit_hit = false;  // a fork failed against pids.max
+  bool enforced_memory = false;
+  bool enforced_pids = false;
+  bool enforced_cpu = false;
+};
+
+} // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_acquired)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_report)
