@@ -12,14 +12,16 @@ expected<std::string> resolve_program(const std::string& name, const std::string
   while (start <= search_path.size()) {
     auto end = search_path.find(':', start);
     if (end == std::string::npos) end = search_path.size();
-    std::string dir = search_path.substr(start, end - start);
-    if (dir.empty()) dir = ".";
-    std::string candidate = dir + "/" + name;
+    // Relative entries (and the empty one, which means ".") would resolve against
+    // whatever directory corral runs in: skip them.
+    std::string candidate = search_path.substr(start, end - start);
+    start = end + 1;
+    if (candidate.empty() || candidate.front() != '/') continue;
+    candidate.append("/").append(name);
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         ::access(candidate.c_str(), X_OK) == 0)
       return candidate;
-    start = end + 1;
   }
   return make_failure(failure_kind::spawn_failed,
                       "program '" + name + "' was not found on the caller's PATH (" + search_path + ")");

@@ -1,0 +1,13 @@
+#include "tiers/default_tiers.hpp"
+
+#include "tiers/host_tier.hpp"
+
+namespace corral {
+
+std::shared_ptr<tier_registry> build_default_tiers(const profile&, const kernel_features&) {
+  auto registry = std::make_shared<tier_registry>();
+  registry->add(std::make_shared<host_tier>());
+  return registry;
+}
+
+} // namespace corral
