@@ -21,6 +21,8 @@ struct exec_request {
   std::optional<std::chrono::milliseconds> timeout;
   std::optional<std::uint64_t> memory_limit_bytes;
   std::optional<std::uint64_t> output_cap;
+  std::optional<std::uint64_t> pids_limit;
+  std::optional<double> cpu_cores;
   // Overrides the profile's environment, which overrides nothing of the host's: the
   // child's environment is built from these two alone.
   std::map<std::string, std::string> env;

@@ -1,0 +1,288 @@
+#include "actors/execution.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <filesystem>
+#include <sys/wait.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/atoms.hpp"
+#include "actors/execution_messages.hpp"
+#include "actors/execution_state.hpp"
+#include "actors/io_loop.hpp"
+#include "actors/lease_messages.hpp"
+#include "actors/output_collector.hpp"
+#include "actors/spawner.hpp"
+#include "actors/timeout_timer.hpp"
+
+namespace corral {
+
+namespace {
+
+using self_ptr = caf::stateful_actor<execution_state>*;
+
+// After the helper exits, a descendant that escaped the kill (only possible when the
+// helper itself was SIGKILLed) may hold a pipe open; the streams are closed after this.
+constexpr std::chrono::milliseconds kEofBound{2000};
+// A lease that does not finish in this time is reported and abandoned.
+constexpr std::chrono::seconds kLeaseBound{30};
+
+std::atomic<process_id> next_process_id{1};
+
+verdict judge(const execution_state& st, const lease_report& report) {
+  if (st.timed_out) return verdict::timed_out;
+  if (st.cancelled) return verdict::cancelled;
+  if (report.out_of_memory) return verdict::out_of_memory;
+  if (report.pids_limit_hit) return verdict::pids_limit;
+  if (st.target_exit && WIFSIGNALED(st.target_exit->wait_status)) return verdict::signaled;
+  bool compile_step = st.plan.steps[st.step].compile;
+  if (compile_step) return verdict::compile_failed;
+  if ((st.out && st.out->truncated) || (st.err && st.err->truncated)) return verdict::output_truncated;
+  return verdict::exited;
+}
+
+void reply_failure(self_ptr self, failure f) {
+  auto& st = self->state;
+  if (st.phase == execution_phase::done) return;
+  st.phase = execution_phase::done;
+  st.reply.deliver(exec_outcome{false, std::move(f), {}});
+  std::error_code ignored;
+  std::filesystem::remove_all(st.plan.scratch_dir, ignored);
+  self->quit(caf::exit_reason::user_shutdown);
+}
+
+void deliver(self_ptr self, const lease_report& report) {
+  auto& st = self->state;
+  exec_result r;
+  r.execution_id = st.plan.id;
+  r.tier = st.plan.boundary->name();
+  r.isolation = st.isolation;
+  r.not_enforced = st.not_enforced;
+  r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - st.started);
+  r.timed_out = st.timed_out;
+  if (st.out) r.out = std::move(*st.out);
+  if (st.err) r.err = std::move(*st.err);
+  if (st.target_exit) {
+    int ws = st.target_exit->wait_status;
+    if (WIFEXITED(ws)) r.exit_code = WEXITSTATUS(ws);
+    if (WIFSIGNALED(ws)) r.term_signal = WTERMSIG(ws);
+    r.usage.peak_memory_bytes = st.target_exit->maxrss_kb * 1024;
+    r.usage.cpu_user_us = st.target_exit->user_us;
+    r.usage.cpu_system_us = st.target_exit->system_us;
+  } else if (WIFSIGNALED(st.helper_wait_status)) {
+    // The helper itself was killed (the last-resort SIGKILL of its group).
+    r.term_signal = WTERMSIG(st.helper_wait_status);
+  }
+  // A cgroup's counters see every process of the execution, not only the waited-for ones.
+  if (report.usage.peak_memory_bytes) r.usage.peak_memory_bytes = report.usage.peak_memory_bytes;
+  if (report.usage.cpu_user_us || report.usage.cpu_system_us) {
+    r.usage.cpu_user_us = report.usage.cpu_user_us;
+    r.usage.cpu_system_us = report.usage.cpu_system_us;
+  }
+  r.how = judge(st, report);
+  spdlog::info("execution {} tier={} verdict={} exit={} signal={} duration_ms={:.3f}", r.execution_id,
+               r.tier, to_string(r.how), r.exit_code.value_or(-1), r.term_signal.value_or(0),
+               r.duration.count() / 1000.0);
+  st.phase = execution_phase::done;
+  st.reply.deliver(exec_outcome{true, {}, std::move(r)});
+  std::error_code ignored;
+  std::filesystem::remove_all(st.plan.scratch_dir, ignored);
+  self->quit(caf::exit_reason::user_shutdown);
+}
+
+void finish(self_ptr self) {
+  auto& st = self->state;
+  st.phase = execution_phase::finishing;
+  self->request(st.lease, kLeaseBound, finish_atom::value)
+      .then([=](lease_report& report) { deliver(self, report); },
+            [=](caf::error& e) {
+              reply_failure(self, make_failure(failure_kind::internal,
+                                               "the lease did not finish: " + self->system().render(e)));
+            });
+}
+
+void start_step(self_ptr self);
+
+void step_complete(self_ptr self) {
+  auto& st = self->state;
+  if (!st.helper_reaped || !st.out || !st.err || st.phase != execution_phase::running) return;
+  st.env.io->release(st.process);
+  if (st.start_failure) {
+    auto& f = *st.start_failure;
+    return reply_failure(self, make_failure(failure_kind::spawn_failed,
+                                            f.name + ": " + f.message + " (errno " +
+                                                std::to_string(f.error_number) + ")"));
+  }
+  bool succeeded = st.target_exit && WIFEXITED(st.target_exit->wait_status) &&
+                   WEXITSTATUS(st.target_exit->wait_status) == 0;
+  bool more = st.step + 1 < st.plan.steps.size();
+  if (more && succeeded && !st.timed_out && !st.cancelled) {
+    ++st.step;
+    return start_step(self);
+  }
+  finish(self);
+}
+
+void start_step(self_ptr self) {
+  auto& st = self->state;
+  st.phase = execution_phase::launching;
+  st.process = next_process_id++;
+  st.helper_reaped = false;
+  st.out.reset();
+  st.err.reset();
+  st.target_exit.reset();
+  st.start_failure.reset();
+
+  const auto& step = st.plan.steps[st.step];
+  bool last = st.step + 1 == st.plan.steps.size();
+  auto cap = st.plan.effective.output_cap;
+  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap);
+  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap);
+  auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
+
+  spawn_order order;
+  order.id = st.process;
+  order.request.argv = step.argv;
+  order.request.env = step.env;
+  order.request.scratch_dir = st.plan.scratch_dir;
+  order.request.effective = st.plan.effective;
+  order.request.caller_path = st.plan.caller_path;
+  order.grant = st.grant;
+  order.stdin_pipe = last && st.plan.stdin_data.has_value();
+  order.owner = self;
+  order.out_sink = out;
+  order.err_sink = err;
+  order.output_cap = cap;
+  self->request(spawn_actor, caf::infinite, std::move(order))
+      .then([=](spawn_planned& planned) {
+        self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);
+        auto& s = self->state;
+        if (!planned.ok) {
+          self->send_exit(out, caf::exit_reason::user_shutdown);
+          self->send_exit(err, caf::exit_reason::user_shutdown);
+          return reply_failure(self, planned.error);
+        }
+        s.isolation = planned.isolation;
+        for (auto& n : planned.not_enforced) s.not_enforced.push_back(n);
+      });
+}
+
+void terminate(self_ptr self) {
+  auto& st = self->state;
+  if (st.lease) self->send(st.lease, terminate_atom::value);
+}
+
+} // namespace
+
+caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
+  self->state.plan = std::move(plan);
+  self->state.env = std::move(env);
+  self->state.not_enforced = self->state.plan.not_enforced;
+  // The collectors and the timer are linked: when this actor quits, they go too.
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& st = self->state;
+    if (down.source == st.lease && st.phase != execution_phase::done) {
+      st.lease = caf::actor{};
+      reply_failure(self, make_failure(failure_kind::internal, "the execution's lease died"));
+      return;
+    }
+    // The caller went away: nobody will read the result, so end the execution now.
+    if (st.phase != execution_phase::done && st.phase != execution_phase::finishing) {
+      st.cancelled = true;
+      terminate(self);
+    }
+  });
+  return {
+      [=](run_atom) -> caf::result<exec_outcome> {
+        auto& st = self->state;
+        st.reply = self->make_response_promise<exec_outcome>();
+        st.started = std::chrono::steady_clock::now();
+        if (auto caller = caf::actor_cast<caf::actor>(self->current_sender())) self->monitor(caller);
+        st.lease = st.env.make_lease(st.plan);
+        self->monitor(st.lease);
+        st.phase = execution_phase::leasing;
+        self->request(st.lease, kLeaseBound, acquire_atom::value)
+            .then(
+                [=](lease_acquired& acquired) {
+                  if (!acquired.ok) return reply_failure(self, acquired.error);
+                  auto& s = self->state;
+                  s.grant = acquired.grant;
+                  if (s.cancelled) return finish(self);
+                  self->spawn<caf::linked>(timeout_timer, caf::actor{self}, s.plan.effective.timeout);
+                  start_step(self);
+                },
+                [=](caf::error& e) {
+                  reply_failure(self, make_failure(failure_kind::internal,
+                                                   "acquiring the lease: " + self->system().render(e)));
+                });
+        return st.reply;
+      },
+      [=](io_spawned& ev) {
+        auto& st = self->state;
+        if (ev.id != st.process) return;
+        st.phase = execution_phase::running;
+        self->send(st.lease, attach_atom::value, ev.id, ev.pid);
+        if (st.step + 1 == st.plan.steps.size() && st.plan.stdin_data) {
+          // Written by the loop concurrently with reading both outputs: large stdin
+          // against large output cannot deadlock.
+          st.env.io->write_stdin(ev.id, *st.plan.stdin_data);
+          st.env.io->close_stdin(ev.id);
+        }
+        if (st.timed_out || st.cancelled) terminate(self);
+      },
+      [=](io_spawn_failed& ev) {
+        if (ev.id != self->state.process) return;
+        reply_failure(self, make_failure(failure_kind::spawn_failed,
+                                         "starting the exec helper: " + ev.what));
+      },
+      [=](io_status& ev) {
+        auto& st = self->state;
+        if (ev.id != st.process) return;
+        switch (ev.line.what) {
+          case status_line::kind::step:
+            spdlog::debug("execution {} step {} {} us", st.plan.id, ev.line.name, ev.line.micros);
+            break;
+          case status_line::kind::started: break;
+          case status_line::kind::failed: st.start_failure = ev.line; break;
+          case status_line::kind::exited: st.target_exit = ev.line; break;
+        }
+      },
+      [=](io_exited& ev) {
+        auto& st = self->state;
+        if (ev.id != st.process) return;
+        st.helper_reaped = true;
+        st.helper_wait_status = ev.wait_status;
+        self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
+        step_complete(self);
+      },
+      [=](io_stdin_closed&) {
+        // EPIPE here only means the program did not read all of its input.
+      },
+      [=](stream_done& done) {
+        auto& st = self->state;
+        (done.stream == stream_kind::out ? st.out : st.err) = std::move(done.captured);
+        step_complete(self);
+      },
+      [=](eof_wait_atom, process_id id) {
+        auto& st = self->state;
+        if (id == st.process && (!st.out || !st.err)) st.env.io->release(id);
+      },
+      [=](timeout_atom) {
+        auto& st = self->state;
+        if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
+        st.timed_out = true;
+        terminate(self);
+      },
+      [=](cancel_atom) {
+        auto& st = self->state;
+        if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
+        st.cancelled = true;
+        terminate(self);
+      },
+  };
+}
+
+} // namespace corral

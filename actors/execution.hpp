@@ -1,0 +1,60 @@
+// One execution: the state machine that owns a request from admission to its one reply.
+//
+//   leasing ──acquired──▶ launching ──io_spawned──▶ running ──helper reaped + both EOFs──▶
+//     (next step, for a compile step that succeeded) or finishing ──lease report──▶ done
+//
+// Failure edges: the lease cannot be acquired (reply the failure); the plan or the spawn
+// fails (finish with spawn_failed); the timeout fires or the caller goes away (terminate
+// through the lease, keep what was captured, finish); a descendant that escaped holds a
+// pipe open after the helper exited (the streams are closed after a bound).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "config/limits.hpp"
+#include "tiers/tier.hpp"
+
+namespace corral {
+
+class io_loop;
+
+struct exec_step {
+  std::vector<std::string> argv;
+  std::map<std::string, std::string> env;
+  bool compile = false;  // a failed compile ends the execution with compile_failed
+};
+
+struct execution_plan {
+  std::string id;
+  std::shared_ptr<const tier> boundary;
+  std::vector<exec_step> steps;
+  limits effective;
+  std::optional<std::string> stdin_data;
+  std::string scratch_dir;  // created by the supervisor, removed when the execution ends
+  std::string caller_path;
+  std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
+};
+
+struct execution_env {
+  io_loop* io = nullptr;
+  std::string helper_path;
+  // Spawns the lease the tier needs (process group or cgroup), linked to nothing: the
+  // execution monitors it.
+  std::function<caf::actor(const execution_plan&)> make_lease;
+};
+
+struct execution_state;
+
+// Replies once to run_atom with an exec_outcome, then quits.
+caf::behavior execution(caf::stateful_actor<execution_state>* self, execution_plan plan,
+                        execution_env env);
+
+} // namespace corral

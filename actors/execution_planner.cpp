@@ -1,0 +1,147 @@
+#include "actors/execution_planner.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/tighten.hpp"
+
+namespace corral {
+
+namespace {
+
+bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+status check_text(const std::string& what, const std::string& s) {
+  if (has_nul(s))
+    return make_failure(failure_kind::invalid_request,
+                        what + " contains a NUL byte, which no program can receive");
+  return ok();
+}
+
+status write_file(const std::string& path, const std::string& content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return make_failure(failure_kind::internal, "open " + path + ": " + std::strerror(errno));
+  const char* p = content.data();
+  std::size_t left = content.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(e));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  return ok();
+}
+
+// The host variables a toolchain may see while compiling: only the allowlisted names.
+std::map<std::string, std::string> toolchain_env(const std::vector<std::string>& allowlist) {
+  std::map<std::string, std::string> env;
+  for (auto& key : allowlist)
+    if (const char* v = std::getenv(key.c_str())) env[key] = v;
+  return env;
+}
+
+} // namespace
+
+status validate_request(const exec_request& r) {
+  if (r.language == "argv") {
+    if (r.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty: name a program to run");
+    if (r.argv.front().empty())
+      return make_failure(failure_kind::invalid_request, "argv[0] is empty: name a program to run");
+  } else if (r.code.empty() && r.language != "command") {
+    return make_failure(failure_kind::invalid_request, "no code given for language '" + r.language + "'");
+  }
+  for (std::size_t i = 0; i < r.argv.size(); ++i)
+    if (auto s = check_text("argv[" + std::to_string(i) + "]", r.argv[i]); !s) return s;
+  if (r.language == "command" && r.code.empty())
+    return make_failure(failure_kind::invalid_request, "no command given");
+  if (auto s = check_text("the code", r.code); !s) return s;
+  for (auto& [k, v] : r.env) {
+    if (k.empty() || k.find('=') != std::string::npos || has_nul(k))
+      return make_failure(failure_kind::invalid_request,
+                          "environment variable name '" + k + "' is empty or contains '=' or NUL");
+    if (auto s = check_text("environment variable " + k, v); !s) return s;
+  }
+  if (r.timeout && r.timeout->count() <= 0)
+    return make_failure(failure_kind::invalid_request, "the timeout must be positive");
+  return ok();
+}
+
+expected<execution_plan> plan_execution(const exec_request& r, const std::string& id,
+                                        const planning_context& ctx) {
+  if (auto s = validate_request(r); !s) return s.error();
+  const profile& prof = *ctx.prof;
+
+  limit_request asked;
+  asked.timeout = r.timeout;
+  asked.memory_bytes = r.memory_limit_bytes;
+  asked.output_cap = r.output_cap;
+  asked.pids = r.pids_limit;
+  asked.cpu_cores = r.cpu_cores;
+  auto effective = tighten(prof, asked);
+  if (!effective) return effective.error();
+  if (r.stdin_data && r.stdin_data->size() > effective->stdin_cap)
+    return make_failure(failure_kind::limit_exceeded,
+                        "stdin is " + std::to_string(r.stdin_data->size()) +
+                            " bytes; the profile allows at most " + std::to_string(effective->stdin_cap));
+
+  auto lang = prof.languages.find(r.language);
+  if (!lang) return lang.error();
+
+  execution_plan plan;
+  plan.id = id;
+  plan.boundary = ctx.boundary;
+  plan.effective = *effective;
+  plan.stdin_data = r.stdin_data;
+  plan.caller_path = ctx.caller_path;
+
+  // The child's environment: the policy's, then the request's on top. Nothing of the host's.
+  std::map<std::string, std::string> env = prof.env;
+  for (auto& [k, v] : r.env) env[k] = v;
+
+  std::string tmpl = ctx.scratch_parent + "/corral-" + id + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    return make_failure(failure_kind::internal,
+                        "mkdtemp " + tmpl + ": " + std::strerror(errno) + " (is the scratch parent writable?)");
+  plan.scratch_dir = buf.data();
+  auto cleanup_on_failure = [&](failure f) -> expected<execution_plan> {
+    std::error_code ignored;
+    std::filesystem::remove_all(plan.scratch_dir, ignored);
+    return f;
+  };
+
+  if (r.language == "argv") {
+    plan.steps.push_back({r.argv, env, false});
+    return plan;
+  }
+  // Relative to the working directory, which is the scratch dir on every tier (a jail sees
+  // it at its own virtual path), so the same argv works inside and outside.
+  std::string src = lang->source_file;
+  std::string bin = "./main";
+  if (!src.empty())
+    if (auto s = write_file(plan.scratch_dir + "/" + src, r.code); !s) return cleanup_on_failure(s.error());
+  if (!lang->compile.empty()) {
+    auto compile_env = toolchain_env(lang->compile_env_allowlist);
+    for (auto& [k, v] : env) compile_env[k] = v;
+    plan.steps.push_back({expand_placeholders(lang->compile, src, bin, r.code), compile_env, true});
+  }
+  auto run = expand_placeholders(lang->run, src, bin, r.code);
+  // Extra argv after the language's own: arguments for the program.
+  for (auto& a : r.argv) run.push_back(a);
+  plan.steps.push_back({run, env, false});
+  return plan;
+}
+
+} // namespace corral

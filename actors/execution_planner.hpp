@@ -1,0 +1,31 @@
+// Turns a request into an execution plan, or says exactly why it cannot run: validation
+// (empty argv, NUL bytes, bad env keys, oversized stdin), the profile's limits tightened by
+// the request, the language's steps, the environment, and the scratch directory.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "actors/exec_request.hpp"
+#include "actors/execution.hpp"
+#include "config/failure.hpp"
+#include "config/profile.hpp"
+
+namespace corral {
+
+// Checks the request alone (no profile): everything execve could not carry or that makes
+// no sense. Exposed for tests and for the wire protocol's early rejection.
+status validate_request(const exec_request& request);
+
+struct planning_context {
+  const profile* prof = nullptr;
+  std::shared_ptr<const tier> boundary;
+  std::string scratch_parent;  // the per-execution scratch dir is created below this
+  std::string caller_path;     // the caller's PATH, taken before anything is cleared
+};
+
+// Creates the scratch dir (mode 0700) and writes the source file; the execution removes it.
+expected<execution_plan> plan_execution(const exec_request& request, const std::string& id,
+                                        const planning_context& ctx);
+
+} // namespace corral

@@ -1,0 +1,47 @@
+// The state an execution actor carries (see execution.hpp for the machine).
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+#include <caf/actor.hpp>
+#include <caf/typed_response_promise.hpp>
+
+#include "actors/execution_messages.hpp"
+
+#include "actors/exec_result.hpp"
+#include "actors/execution.hpp"
+#include "actors/io_events.hpp"
+
+namespace corral {
+
+enum class execution_phase { idle, leasing, launching, running, finishing, done };
+
+struct execution_state {
+  execution_plan plan;
+  execution_env env;
+  execution_phase phase = execution_phase::idle;
+  caf::typed_response_promise<exec_outcome> reply;
+  caf::actor lease;
+  lease_grant grant;
+  std::chrono::steady_clock::time_point started;
+
+  // The current step.
+  std::size_t step = 0;
+  process_id process = 0;
+  bool helper_reaped = false;
+  std::optional<captured_stream> out, err;
+  std::optional<status_line> target_exit;  // the helper's `exited` line
+  std::optional<status_line> start_failure;  // the helper's `failed` line
+  int helper_wait_status = 0;
+
+  // What ended it, when corral did.
+  bool timed_out = false;
+  bool cancelled = false;
+
+  std::vector<std::string> not_enforced;
+  std::string isolation;
+  resource_usage usage;
+};
+
+} // namespace corral

@@ -1,0 +1,68 @@
+#include "actors/output_collector.hpp"
+
+#include <memory>
+
+#include "actors/execution_messages.hpp"
+
+namespace corral {
+
+namespace {
+
+// Length of the incomplete UTF-8 sequence at the end of `s` (0 when it ends cleanly).
+std::size_t incomplete_utf8_tail(const std::string& s) {
+  std::size_t n = s.size();
+  for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
+    auto c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    std::size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+} // namespace
+
+captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint64_t dropped) {
+  captured_stream out;
+  if (data.size() > cap) {
+    dropped += data.size() - cap;
+    data.resize(cap);
+  }
+  if (dropped > 0) {
+    auto tail = incomplete_utf8_tail(data);
+    data.resize(data.size() - tail);
+    dropped += tail;
+    data += "\n[corral: output truncated at " + std::to_string(cap) + " bytes; " +
+            std::to_string(dropped) + " bytes dropped]\n";
+  }
+  out.data = std::move(data);
+  out.truncated = dropped > 0;
+  out.dropped_bytes = dropped;
+  return out;
+}
+
+caf::behavior output_collector(caf::event_based_actor* self, caf::actor owner, stream_kind stream,
+                               std::uint64_t cap) {
+  struct capture {
+    std::string kept;
+    std::uint64_t dropped = 0;
+  };
+  auto state = std::make_shared<capture>();
+  return {
+      [=](io_chunk& chunk) {
+        // The loop never forwards more than the credit (the cap); this keeps the bound
+        // even if a caller grants more.
+        auto room = cap > state->kept.size() ? cap - state->kept.size() : 0;
+        auto take = std::min<std::uint64_t>(room, chunk.bytes.size());
+        state->kept.append(chunk.bytes, 0, take);
+        state->dropped += chunk.bytes.size() - take;
+      },
+      [=](io_eof& eof) {
+        auto captured = finalize_capture(std::move(state->kept), cap, eof.dropped + state->dropped);
+        self->send(owner, stream_done{stream, std::move(captured)});
+        self->quit();
+      },
+  };
+}
+
+} // namespace corral

@@ -1,0 +1,29 @@
+#include "actors/spawner.hpp"
+
+#include "actors/io_loop.hpp"
+#include "tiers/jail_spec.hpp"
+
+namespace corral {
+
+caf::behavior spawner(caf::event_based_actor*, io_loop* io, std::shared_ptr<const tier> boundary,
+                      std::string helper_path) {
+  return {
+      [=](spawn_order& order) -> spawn_planned {
+        auto plan = boundary->plan(order.request, order.grant);
+        if (!plan) return {false, plan.error(), {}, {}};
+        spawn_command cmd;
+        cmd.id = order.id;
+        cmd.program = helper_path;
+        cmd.argv = {"corral-exec"};
+        cmd.stdin_pipe = order.stdin_pipe;
+        cmd.spec_bytes = serialize(plan->spec);
+        cmd.owner = order.owner;
+        cmd.out = {order.out_sink, order.output_cap, overflow_policy::discard};
+        cmd.err = {order.err_sink, order.output_cap, overflow_policy::discard};
+        io->spawn(std::move(cmd));
+        return {true, {}, plan->not_enforced, plan->isolation};
+      },
+  };
+}
+
+} // namespace corral

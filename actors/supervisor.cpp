@@ -1,0 +1,130 @@
+#include "actors/supervisor.hpp"
+
+#include <deque>
+#include <filesystem>
+#include <random>
+#include <set>
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/execution_messages.hpp"
+#include "actors/execution_planner.hpp"
+#include "actors/execution_state.hpp"
+
+namespace corral {
+
+struct supervisor_state {
+  supervisor_config config;
+  std::string instance;  // distinguishes this runtime's execution ids from another's
+  std::uint64_t next_id = 1;
+  std::set<caf::actor> running;
+  struct waiting {
+    execution_plan plan;
+    caf::typed_response_promise<exec_outcome> reply;
+  };
+  std::deque<waiting> queue;
+  std::size_t completed = 0;
+  bool stopping = false;
+  std::vector<caf::typed_response_promise<bool>> stop_replies;
+};
+
+namespace {
+
+using self_ptr = caf::stateful_actor<supervisor_state>*;
+
+std::string random_instance() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 6; ++i) s += hex[rd() % 16];
+  return s;
+}
+
+void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
+  auto& st = self->state;
+  execution_env env{st.config.io, st.config.helper_path, st.config.make_lease};
+  auto exec = self->spawn(execution, std::move(plan), std::move(env));
+  self->monitor(exec);
+  st.running.insert(exec);
+  reply.delegate(exec, run_atom::value);
+}
+
+void admit_waiting(self_ptr self) {
+  auto& st = self->state;
+  while (!st.queue.empty() && st.running.size() < st.config.max_concurrent) {
+    auto next = std::move(st.queue.front());
+    st.queue.pop_front();
+    launch(self, std::move(next.plan), std::move(next.reply));
+  }
+}
+
+void answer_stop_if_idle(self_ptr self) {
+  auto& st = self->state;
+  if (!st.stopping || !st.running.empty()) return;
+  for (auto& rp : st.stop_replies) rp.deliver(true);
+  st.stop_replies.clear();
+}
+
+} // namespace
+
+caf::behavior supervisor(self_ptr self, supervisor_config config) {
+  self->state.config = std::move(config);
+  self->state.instance = random_instance();
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& st = self->state;
+    auto it = std::find_if(st.running.begin(), st.running.end(),
+                           [&](const caf::actor& a) { return a.address() == down.source; });
+    if (it == st.running.end()) return;
+    st.running.erase(it);
+    ++st.completed;
+    admit_waiting(self);
+    answer_stop_if_idle(self);
+  });
+  return {
+      [=](exec_atom, exec_request& request) -> caf::result<exec_outcome> {
+        auto& st = self->state;
+        if (st.stopping)
+          return exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}};
+        const auto& prof = *st.config.prof;
+        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier,
+                                              st.config.policy);
+        if (!chosen) return exec_outcome{false, chosen.error(), {}};
+        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
+        auto id = st.instance + "-" + std::to_string(st.next_id++);
+        auto plan = plan_execution(request, id, ctx);
+        if (!plan) return exec_outcome{false, plan.error(), {}};
+        auto reply = self->make_response_promise<exec_outcome>();
+        if (st.running.size() < st.config.max_concurrent) {
+          launch(self, std::move(*plan), reply);
+        } else {
+          st.queue.push_back({std::move(*plan), reply});
+        }
+        return reply;
+      },
+      [=](stats_atom) {
+        auto& st = self->state;
+        return supervisor_stats{st.running.size(), st.queue.size(), st.completed};
+      },
+      [=](stop_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.stopping = true;
+        for (auto& w : st.queue) {
+          std::error_code ignored;
+          std::filesystem::remove_all(w.plan.scratch_dir, ignored);
+          w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
+        }
+        st.queue.clear();
+        for (auto& exec : st.running) self->send(exec, cancel_atom::value);
+        if (st.running.empty()) return true;
+        st.stop_replies.push_back(self->make_response_promise<bool>());
+        return st.stop_replies.back();
+      },
+  };
+}
+
+caf::actor spawn_supervisor(caf::actor_system& system, supervisor_config config) {
+  return system.spawn(supervisor, std::move(config));
+}
+
+} // namespace corral

@@ -1,0 +1,45 @@
+// The supervisor: one per runtime. It validates each request against the frozen profile,
+// admits it (at most `max_concurrent` run at once; the rest wait in order), spawns its
+// execution and monitors it. The execution answers the caller directly.
+//
+//   (exec_atom, exec_request) -> exec_outcome
+//   (stats_atom)              -> supervisor_stats
+//   (stop_atom)               -> bool   cancels everything, answers when all have ended
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/execution.hpp"
+#include "config/profile.hpp"
+#include "tiers/tier_registry.hpp"
+
+namespace corral {
+
+class io_loop;
+
+struct supervisor_config {
+  std::shared_ptr<const profile> prof;
+  std::shared_ptr<const tier_registry> tiers;
+  selection_policy policy;
+  io_loop* io = nullptr;
+  std::string helper_path;
+  std::string scratch_parent;
+  std::string caller_path;
+  std::size_t max_concurrent = 16;
+  std::function<caf::actor(const execution_plan&)> make_lease;
+};
+
+struct supervisor_state;
+
+caf::behavior supervisor(caf::stateful_actor<supervisor_state>* self, supervisor_config config);
+
+// Spawns a supervisor (defined where supervisor_state is complete).
+caf::actor spawn_supervisor(caf::actor_system& system, supervisor_config config);
+
+} // namespace corral
