@@ -1,1 +1,39 @@
-int main() { return 0; }
+// corral: run untrusted code inside the boundary the operator chose.
+#include <csignal>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "proto/cli/commands.hpp"
+
+namespace {
+
+const char* const kUsage = R"(usage: corral COMMAND [options]
+
+commands:
+  run       run one program or snippet inside the boundary (corral run --help)
+  doctor    show what this machine can enforce, and why a tier is unavailable
+  help      this text
+
+The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
+The host tier (no isolation) needs --allow-host or CORRAL_ALLOW_HOST=1 and is refused
+when CORRAL_PRODUCTION=1.
+)";
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // A program that closes its end of a pipe must not kill corral with SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  auto command = args[0];
+  args.erase(args.begin());
+  if (command == "run") return corral::cli::run_command(args);
+  if (command == "doctor") return corral::cli::doctor_command(args);
+  std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,83 @@
+#include <iostream>
+#include <unistd.h>
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/runtime.hpp"
+#include "config/toml_profile.hpp"
+#include "proto/cli/commands.hpp"
+#include "proto/cli/run_options.hpp"
+#include "proto/result_json.hpp"
+
+namespace corral::cli {
+
+void configure_logging(bool verbose) {
+  auto logger = spdlog::stderr_color_mt("corral");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+}
+
+namespace {
+
+int refuse(const failure& f, bool json) {
+  if (json) std::cout << to_json(f).dump() << "\n";
+  std::cerr << "corral: " << f.describe() << "\n";
+  return f.kind == failure_kind::spawn_failed && f.message.find("not found") != std::string::npos
+             ? kExitNotFound
+             : kExitRefused;
+}
+
+void write_all(int fd, const std::string& data) {
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n <= 0) return;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+} // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  for (auto& a : args) {
+    if (a == "--") break;
+    if (a == "--help" || a == "-h") {
+      std::cout << kRunUsage;
+      return 0;
+    }
+  }
+  auto options = parse_run_options(args);
+  if (!options) {
+    std::cerr << "corral: " << options.error().describe() << "\n" << kRunUsage;
+    return kExitRefused;
+  }
+  configure_logging(options->verbose);
+
+  char cwd[4096];
+  auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  if (!prof) return refuse(prof.error(), options->json);
+
+  runtime_options ro;
+  ro.prof = std::move(*prof);
+  ro.allow_host = options->allow_host;
+  auto rt = runtime::start(std::move(ro));
+  if (!rt) return refuse(rt.error(), options->json);
+
+  auto result = (*rt)->exec(options->request);
+  if (!result) return refuse(result.error(), options->json);
+  if (options->json) {
+    std::cout << to_json(*result).dump() << "\n";
+  } else {
+    write_all(STDOUT_FILENO, result->out.data);
+    write_all(STDERR_FILENO, result->err.data);
+    for (auto& n : result->not_enforced) spdlog::debug("not enforced by tier {}: {}", result->tier, n);
+  }
+  if (result->timed_out) return kExitTimeout;
+  if (result->term_signal) return 128 + *result->term_signal;
+  return result->exit_code.value_or(kExitRefused);
+}
+
+} // namespace corral::cli

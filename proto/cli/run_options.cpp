@@ -1,0 +1,127 @@
+#include "proto/cli/run_options.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "config/sizes.hpp"
+
+namespace corral::cli {
+
+const char* const kRunUsage = R"(usage: corral run [options] -- PROGRAM [ARGS...]
+       corral run --lang LANG (--code CODE | --file FILE) [options] [-- ARGS...]
+
+Runs one program inside the configured isolation boundary and mirrors its exit status.
+
+options:
+  --tier T          the boundary: landlock (default), host, gvisor, container, microvm
+  --lang L          argv (default with PROGRAM), command (sh -c CODE), python, javascript,
+                    typescript (needs a configured runner), rust, c, cpp
+  --code CODE       the program text for --lang
+  --file FILE       read the program text from FILE
+  --stdin FILE      feed FILE to the program's stdin ('-' for this process's stdin)
+  --timeout S       seconds before it is terminated (may only tighten the profile)
+  --memory SIZE     memory limit, e.g. 512m (may only tighten the profile)
+  --output-cap SIZE bytes kept of each of stdout and stderr, e.g. 1m
+  --env KEY=VALUE   set a variable (repeatable); nothing of this shell's environment passes
+  --config FILE     the corral.toml to use (default: ./corral.toml if present)
+  --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  --json            print the whole result as one JSON object
+  -v                debug logging on stderr
+
+exit status: the program's own; 128+N when signal N ended it; 124 on timeout;
+125 when corral refused or could not run the request; 127 when the program was not found.
+)";
+
+namespace {
+
+expected<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_failure(failure_kind::invalid_request, "cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+expected<run_options> parse_run_options(const std::vector<std::string>& args) {
+  run_options o;
+  bool lang_given = false;
+  std::size_t i = 0;
+  auto value = [&](const std::string& flag) -> expected<std::string> {
+    if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, flag + " needs a value");
+    return args[++i];
+  };
+  for (; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    expected<std::string> v = std::string();
+    if (a == "--json") o.json = true;
+    else if (a == "--allow-host") o.allow_host = true;
+    else if (a == "-v" || a == "--verbose") o.verbose = true;
+    else if (a == "--tier" && (v = value(a))) o.request.tier = *v;
+    else if (a == "--lang" && (v = value(a))) o.request.language = *v, lang_given = true;
+    else if (a == "--code" && (v = value(a))) o.request.code = *v;
+    else if (a == "--file" && (v = value(a))) {
+      auto text = read_file(*v);
+      if (!text) return text.error();
+      o.request.code = *text;
+    } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
+    else if (a == "--config" && (v = value(a))) o.config_path = *v;
+    else if (a == "--timeout" && (v = value(a))) {
+      char* end = nullptr;
+      double s = std::strtod(v->c_str(), &end);
+      if (end == v->c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e7)
+        return make_failure(failure_kind::invalid_request, "--timeout takes a positive number of seconds, not '" + *v + "'");
+      o.request.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(s * 1000)));
+    } else if (a == "--memory" && (v = value(a))) {
+      auto bytes = parse_size(*v);
+      if (!bytes) return bytes.error();
+      o.request.memory_limit_bytes = *bytes;
+    } else if (a == "--output-cap" && (v = value(a))) {
+      auto bytes = parse_size(*v);
+      if (!bytes) return bytes.error();
+      o.request.output_cap = *bytes;
+    } else if (a == "--env" && (v = value(a))) {
+      auto eq = v->find('=');
+      if (eq == std::string::npos || eq == 0)
+        return make_failure(failure_kind::invalid_request, "--env takes KEY=VALUE, not '" + *v + "'");
+      o.request.env[v->substr(0, eq)] = v->substr(eq + 1);
+    } else if (!v) {
+      return v.error();
+    } else if (!a.empty() && a[0] == '-') {
+      return make_failure(failure_kind::invalid_request, "unknown option " + a + " (see corral run --help)");
+    } else {
+      break;  // the program, without "--"
+    }
+  }
+  for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
+  if (!lang_given) o.request.language = "argv";
+  if (o.request.language != "argv" && o.request.code.empty() && o.request.language != "command")
+    return make_failure(failure_kind::invalid_request, "--lang " + o.request.language + " needs --code or --file");
+  if (o.request.language == "command" && o.request.code.empty() && !o.request.argv.empty()) {
+    // `corral run --lang command -- 'echo hi'` reads naturally too.
+    o.request.code = o.request.argv.front();
+    o.request.argv.erase(o.request.argv.begin());
+  }
+  if (!o.stdin_file.empty()) {
+    expected<std::string> input = std::string();
+    if (o.stdin_file == "-") {
+      std::ostringstream s;
+      s << std::cin.rdbuf();
+      input = s.str();
+    } else {
+      input = read_file(o.stdin_file);
+    }
+    if (!input) return input.error();
+    o.request.stdin_data = *input;
+  }
+  return o;
+}
+
+} // namespace corral::cli

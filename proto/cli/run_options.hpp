@@ -1,0 +1,25 @@
+// `corral run`'s command line, parsed into a request and the runtime's options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "actors/exec_request.hpp"
+#include "config/failure.hpp"
+
+namespace corral::cli {
+
+struct run_options {
+  exec_request request;
+  std::string config_path;
+  std::string stdin_file;
+  bool json = false;
+  bool allow_host = false;
+  bool verbose = false;
+};
+
+expected<run_options> parse_run_options(const std::vector<std::string>& args);
+
+extern const char* const kRunUsage;
+
+} // namespace corral::cli

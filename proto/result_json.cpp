@@ -1,0 +1,112 @@
+#include "proto/result_json.hpp"
+
+namespace corral {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one
+// (truncated, overlong, a surrogate, or past U+10FFFF).
+std::size_t utf8_sequence_at(const std::string& s, std::size_t i) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (len == 0 || i + len > s.size()) return 0;
+  std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
+  for (std::size_t k = 1; k < len; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3F);
+  }
+  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+    return 0;
+  return len;
+}
+
+} // namespace
+
+bool is_valid_utf8(const std::string& s) {
+  for (std::size_t i = 0; i < s.size();) {
+    auto len = utf8_sequence_at(s, i);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+std::string to_valid_utf8(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    auto len = utf8_sequence_at(s, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD for each byte that is not part of a character
+      ++i;
+    } else {
+      out.append(s, i, len);
+      i += len;
+    }
+  }
+  return out;
+}
+
+std::string base64_encode(const std::string& bytes) {
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                      (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += alphabet[(v >> shift) & 0x3F];
+  }
+  if (i < bytes.size()) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += alphabet[(v >> 18) & 0x3F];
+    out += alphabet[(v >> 12) & 0x3F];
+    out += i + 1 < bytes.size() ? alphabet[(v >> 6) & 0x3F] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+namespace {
+
+void put_stream(nlohmann::json& j, const std::string& name, const captured_stream& s) {
+  if (is_valid_utf8(s.data)) {
+    j[name] = s.data;
+  } else {
+    // The string keeps what can be shown; the base64 form keeps every byte.
+    j[name] = to_valid_utf8(s.data);
+    j[name + "_base64"] = base64_encode(s.data);
+  }
+  j[name + "_truncated"] = s.truncated;
+  j[name + "_dropped_bytes"] = s.dropped_bytes;
+}
+
+} // namespace
+
+nlohmann::json to_json(const exec_result& r) {
+  nlohmann::json j;
+  j["execution_id"] = r.execution_id;
+  j["verdict"] = to_string(r.how);
+  j["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
+  j["signal"] = r.term_signal ? nlohmann::json(*r.term_signal) : nlohmann::json(nullptr);
+  put_stream(j, "stdout", r.out);
+  put_stream(j, "stderr", r.err);
+  j["duration_ms"] = r.duration.count() / 1000.0;
+  j["timed_out"] = r.timed_out;
+  j["tier"] = r.tier;
+  j["isolation"] = r.isolation;
+  j["not_enforced"] = r.not_enforced;
+  j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},
+                {"cpu_user_us", r.usage.cpu_user_us},
+                {"cpu_system_us", r.usage.cpu_system_us}};
+  return j;
+}
+
+nlohmann::json to_json(const failure& f) {
+  return {{"error", {{"kind", to_string(f.kind)}, {"message", f.message}}}};
+}
+
+} // namespace corral

@@ -1,0 +1,21 @@
+// The JSON form of an execution result, shared by `corral run --json` and the daemon.
+// Output is bytes: valid UTF-8 goes out as a string; anything else additionally as
+// base64 (`stdout_base64`), so no byte is lost and the JSON stays valid.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "actors/exec_result.hpp"
+#include "config/failure.hpp"
+
+namespace corral {
+
+nlohmann::json to_json(const exec_result& result);
+nlohmann::json to_json(const failure& error);
+
+bool is_valid_utf8(const std::string& s);
+// Replaces each byte that is not part of a valid character with U+FFFD.
+std::string to_valid_utf8(const std::string& s);
+std::string base64_encode(const std::string& bytes);
+
+} // namespace corral
