@@ -1,0 +1,77 @@
+// A runtime for tests: its own temporary state dir (removed afterwards), the helper from
+// this build, the host tier allowed unless a test says otherwise.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "actors/runtime.hpp"
+#include "config/profile.hpp"
+
+namespace corral::testing {
+
+class temp_dir {
+public:
+  explicit temp_dir(const std::string& prefix = "corral-test-") {
+    std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+    path_ = ::mkdtemp(tmpl.data()) ? tmpl : "";
+    REQUIRE(!path_.empty());
+  }
+  ~temp_dir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  temp_dir(const temp_dir&) = delete;
+  temp_dir& operator=(const temp_dir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+  std::string path_;
+};
+
+struct test_runtime {
+  temp_dir state{"corral-state-"};
+  std::unique_ptr<runtime> rt;
+
+  explicit test_runtime(profile prof = host_profile(), bool allow_host = true) {
+    runtime_options o;
+    o.prof = std::move(prof);
+    o.allow_host = allow_host;
+    o.exec_helper = CORRAL_TEST_HELPER;
+    o.state_dir = state.path() + "/state";
+    auto started = runtime::start(std::move(o));
+    if (!started) FAIL("runtime::start: " << started.error().describe());
+    rt = std::move(*started);
+  }
+  ~test_runtime() { rt.reset(); }  // before the state dir goes
+
+  static profile host_profile() {
+    profile p;
+    p.tier = "host";
+    p.limit.kill_grace = std::chrono::milliseconds(200);
+    return p;
+  }
+
+  expected<exec_result> run(exec_request r) { return rt->exec(r); }
+};
+
+inline exec_request shell(const std::string& code) {
+  exec_request r;
+  r.language = "command";
+  r.code = code;
+  return r;
+}
+
+inline exec_request program(std::vector<std::string> argv) {
+  exec_request r;
+  r.language = "argv";
+  r.argv = std::move(argv);
+  return r;
+}
+
+} // namespace corral::testing
