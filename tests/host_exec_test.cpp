@@ -199,7 +199,8 @@ TEST_CASE("descendants that leave the process group die with the execution", "[h
   bool on_timeout = GENERATE(false, true);
   test_runtime t;
   // Wait for the pid file so the attempt provably ran before the execution ends.
-  auto req = shell(code + "; while [ ! -s " + pidfile + " ]; do sleep 0.01; done; echo launched" +
+  // A newline, not ";": two variants end in "&", and "&;" is a syntax error.
+  auto req = shell(code + "\nwhile [ ! -s " + pidfile + " ]; do sleep 0.01; done; echo launched" +
                    (on_timeout ? "; sleep 30" : ""));
   req.timeout = on_timeout ? 500ms : 20s;
   auto r = t.run(req);
