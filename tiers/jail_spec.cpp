@@ -6,7 +6,7 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS1";
+constexpr char kMagic[] = "CRJS2";  // 2: outside uid/gid
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -120,6 +120,8 @@ std::string serialize(const jail_spec& s) {
   w.boolean(s.seccomp_kill);
   w.u32(s.uid_inside);
   w.u32(s.gid_inside);
+  w.u32(s.uid_outside);
+  w.u32(s.gid_outside);
   return w.take();
 }
 
@@ -173,6 +175,8 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.seccomp_kill = r.boolean();
   s.uid_inside = r.u32();
   s.gid_inside = r.u32();
+  s.uid_outside = r.u32();
+  s.gid_outside = r.u32();
   if (!r.ok() || !r.at_end())
     return make_failure(failure_kind::internal, "jail spec: truncated or trailing bytes");
   if (s.argv.empty() || s.program.empty())

@@ -77,8 +77,13 @@ struct jail_spec {
   bool landlock_deny_tcp = true;  // ABI >= 4: no TCP bind/connect
   bool landlock_scope = true;     // ABI >= 6: signals and abstract unix sockets
   bool seccomp_kill = false;      // false: denied calls fail with EPERM
-  std::uint32_t uid_inside = 0;   // uid/gid the program sees in its user namespace
-  std::uint32_t gid_inside = 0;
+  // The program runs as uid/gid *_inside in its user namespace, mapped to *_outside on
+  // the host (a single id each: nothing else of the host's is mapped). A root runtime maps
+  // to an unprivileged outside id, so the jail is never the host's root for any file.
+  std::uint32_t uid_inside = 65534;
+  std::uint32_t gid_inside = 65534;
+  std::uint32_t uid_outside = 65534;
+  std::uint32_t gid_outside = 65534;
 };
 
 // A length-prefixed binary encoding: robust to any byte in any string but NUL-free

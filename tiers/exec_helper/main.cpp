@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "tiers/exec_helper/jail_launcher.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
 #include "tiers/jail_spec.hpp"
@@ -58,9 +59,6 @@ int main() {
   }
   corral::helper::report_step("spec", start);
 
-  if (spec->mode == corral::jail_mode::jail) {
-    corral::helper::report_failed(ENOSYS, "jail", "this helper was built without jail mode");
-    return 125;
-  }
+  if (spec->mode == corral::jail_mode::jail) return corral::helper::run_jailed(*spec);
   return corral::helper::supervise_target(*spec, nullptr);
 }

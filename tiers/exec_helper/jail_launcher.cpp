@@ -1,0 +1,232 @@
+#include "tiers/exec_helper/jail_launcher.hpp"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tiers/exec_helper/filesystem_view.hpp"
+#include "tiers/exec_helper/landlock_ruleset.hpp"
+#include "tiers/exec_helper/seccomp_filter.hpp"
+#include "tiers/exec_helper/status_writer.hpp"
+#include "tiers/exec_helper/target_supervisor.hpp"
+#include "tiers/exec_helper/user_namespace.hpp"
+
+namespace corral::helper {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// After relaying SIGTERM, how long H trusts C to end the jail before killing it (which
+// kills the whole pid namespace).
+constexpr auto kInitMargin = std::chrono::seconds(5);
+
+int step_error(const char* step, const std::string& what) {
+  int err = errno ? errno : EINVAL;
+  report_failed(err, step, what + ": " + std::strerror(err));
+  return err;
+}
+
+int join_cgroups(const jail_spec& spec) {
+  auto pid = std::to_string(::getpid());
+  for (auto& procs : spec.cgroup_procs) {
+    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return step_error("cgroup", "open " + procs);
+    ssize_t n = ::write(fd, pid.data(), pid.size());
+    int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(pid.size())) {
+      errno = n < 0 ? err : EIO;
+      return step_error("cgroup", "join " + procs);
+    }
+  }
+  return 0;
+}
+
+// An empty network namespace still has a loopback device, down: bring it up so programs
+// that talk to themselves over 127.0.0.1 work. Nothing else exists to reach.
+int loopback_up() {
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return step_error("loopback", "socket");
+  ifreq ifr{};
+  std::strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+  int rc = ::ioctl(fd, SIOCGIFFLAGS, &ifr);
+  if (rc == 0) {
+    ifr.ifr_flags = static_cast<short>(ifr.ifr_flags | IFF_UP | IFF_RUNNING);
+    rc = ::ioctl(fd, SIOCSIFFLAGS, &ifr);
+  }
+  int err = errno;
+  ::close(fd);
+  if (rc < 0) {
+    errno = err;
+    return step_error("loopback", "bring lo up");
+  }
+  return 0;
+}
+
+int apply_rlimits(const jail_spec& spec) {
+  for (auto& r : spec.rlimits) {
+    rlimit lim{static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)};
+    if (::setrlimit(static_cast<__rlimit_resource>(r.resource), &lim) < 0)
+      return step_error("rlimits", "setrlimit " + std::to_string(r.resource));
+  }
+  return 0;
+}
+
+// Everything but stdio and the (close-on-exec) status channel: the runtime closed what it
+// could before the helper started; this covers anything a spawn path missed.
+int close_inherited_fds() {
+  if (::syscall(SYS_close_range, kStatusFd + 1, ~0u, 0) < 0) return step_error("fds", "close_range");
+  return 0;
+}
+
+int drop_privileges(const jail_spec& spec) {
+  if (::setresgid(spec.gid_inside, spec.gid_inside, spec.gid_inside) < 0)
+    return step_error("credentials", "setresgid");
+  if (::setresuid(spec.uid_inside, spec.uid_inside, spec.uid_inside) < 0)
+    return step_error("credentials", "setresuid");
+  // The uid change alone may keep capabilities (uid 0 of the namespace need not be mapped),
+  // so clear the bounding, ambient and effective/permitted/inheritable sets explicitly.
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  if (::syscall(SYS_capset, &header, data) < 0) return step_error("credentials", "capset");
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return step_error("no_new_privs", "prctl");
+  return 0;
+}
+
+// C: pid 1 of the jail.
+int jail_init(const jail_spec& spec) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  auto t = clock::now();
+  if (::sethostname(spec.hostname.data(), spec.hostname.size()) < 0)
+    return step_error("hostname", "sethostname");
+  report_step("hostname", t);
+
+  t = clock::now();
+  if (int err = build_filesystem_view(spec)) return err;
+  report_step("filesystem", t);
+
+  if (!spec.share_network) {
+    t = clock::now();
+    if (int err = loopback_up()) return err;
+    report_step("loopback", t);
+  }
+
+  t = clock::now();
+  if (int err = apply_rlimits(spec)) return err;
+  if (int err = close_inherited_fds()) return err;
+  report_step("limits", t);
+
+  t = clock::now();
+  prepared_ruleset ruleset;
+  if (int err = prepare_landlock(spec, ruleset)) return err;
+  report_step("landlock", t);
+
+  t = clock::now();
+  scmp_filter_ctx filter = build_seccomp_filter(spec);
+  if (!filter) return EINVAL;
+  report_step("seccomp", t);
+
+  int rc = supervise_target(spec, [&]() -> int {
+    if (int err = drop_privileges(spec)) return err;
+    if (int err = restrict_self(ruleset)) return err;
+    return load_seccomp_filter(filter);  // last: after this only execve
+  });
+  seccomp_release(filter);
+  return rc;
+}
+
+// H: waits for C, relaying the runtime's request to end.
+int relay_until_exit(pid_t init, const jail_spec& spec) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  bool relayed = false;
+  clock::time_point kill_at{};
+  for (;;) {
+    int status = 0;
+    pid_t done = ::waitpid(init, &status, WNOHANG);
+    if (done == init) {
+      if (WIFEXITED(status)) return WEXITSTATUS(status);
+      return 128 + WTERMSIG(status);
+    }
+    if (done < 0 && errno != EINTR) return 125;
+    if (relayed && clock::now() >= kill_at) ::kill(init, SIGKILL);
+    timespec wait{0, 50'000'000};
+    int sig = ::sigtimedwait(&set, nullptr, &wait);
+    if (sig > 0 && sig != SIGCHLD && !relayed) {
+      ::kill(init, SIGTERM);
+      relayed = true;
+      kill_at = clock::now() + std::chrono::milliseconds(spec.kill_grace_ms) + kInitMargin;
+    }
+  }
+}
+
+} // namespace
+
+int run_jailed(const jail_spec& spec) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  sigprocmask(SIG_BLOCK, &set, nullptr);
+
+  auto t = clock::now();
+  if (join_cgroups(spec) || drop_supplementary_groups()) return 125;
+  report_step("cgroup", t);
+
+  int sync[2];
+  if (::pipe2(sync, O_CLOEXEC) < 0) return step_error("clone", "pipe"), 125;
+  t = clock::now();
+  unsigned long flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+                        CLONE_NEWCGROUP | SIGCHLD;
+  if (!spec.share_network) flags |= CLONE_NEWNET;
+  // Raw clone: fork-like (a copy of this single-threaded process), with new namespaces.
+  long pid = ::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr);
+  if (pid < 0) {
+    step_error("clone", "clone into new namespaces");
+    return 125;
+  }
+  if (pid == 0) {
+    ::close(sync[1]);
+    char go = 0;
+    ssize_t n;
+    do n = ::read(sync[0], &go, 1);
+    while (n < 0 && errno == EINTR);
+    ::close(sync[0]);
+    if (n != 1) _exit(125);  // the helper failed to map our ids: start nothing
+    _exit(jail_init(spec));
+  }
+  ::close(sync[0]);
+  pid_t init = static_cast<pid_t>(pid);
+  if (write_id_maps(init, spec) != 0) {
+    ::close(sync[1]);
+    ::kill(init, SIGKILL);
+    ::waitpid(init, nullptr, 0);
+    return 125;
+  }
+  ssize_t n = ::write(sync[1], "g", 1);
+  ::close(sync[1]);
+  if (n != 1) {
+    ::kill(init, SIGKILL);
+    ::waitpid(init, nullptr, 0);
+    return step_error("clone", "release the jail's init"), 125;
+  }
+  report_step("namespaces", t);
+  return relay_until_exit(init, spec);
+}
+
+} // namespace corral::helper
