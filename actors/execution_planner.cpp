@@ -24,7 +24,9 @@ status check_text(const std::string& what, const std::string& s) {
 }
 
 status write_file(const std::string& path, const std::string& content) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  // 0644 inside a 0700 dir: only the execution reads it, and a jail running as another
+  // uid than the runtime's (root maps to nobody) still can.
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return make_failure(failure_kind::internal, "open " + path + ": " + std::strerror(errno));
   const char* p = content.data();
   std::size_t left = content.size();

@@ -1,11 +1,13 @@
 #include "tiers/default_tiers.hpp"
 
 #include "tiers/host_tier.hpp"
+#include "tiers/landlock_tier.hpp"
 
 namespace corral {
 
-std::shared_ptr<tier_registry> build_default_tiers(const profile&, const kernel_features&) {
+std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const kernel_features& features) {
   auto registry = std::make_shared<tier_registry>();
+  registry->add(std::make_shared<landlock_tier>(prof, features));
   registry->add(std::make_shared<host_tier>());
   return registry;
 }

@@ -1,0 +1,204 @@
+#include "tiers/landlock_tier.hpp"
+
+#include <algorithm>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace corral {
+
+namespace {
+
+// Read-only system directories: what the languages' interpreters and compilers need.
+// On merged-/usr systems /bin, /sbin and /lib* are symlinks, recreated as such.
+const char* const kSystemDirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+
+// The /etc essentials; the rest of /etc (shadow, ssh keys, the host's config) stays out.
+const char* const kEtcFiles[] = {
+    "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+    "/etc/passwd",       "/etc/group",       "/etc/nsswitch.conf", "/etc/hosts",
+    "/etc/host.conf",    "/etc/gai.conf",    "/etc/localtime",  "/etc/protocols",
+    "/etc/services",     "/etc/mime.types",  "/etc/ssl",        "/etc/ca-certificates",
+    "/etc/python3",      "/etc/python3.11",  "/etc/timezone",
+};
+
+constexpr std::uint64_t kTmpBytes = 512 * kMiB;
+constexpr std::uint32_t kNobody = 65534;
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+bool is_under(const std::string& path, const std::string& dir) {
+  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
+                         (dir == "/" || path[dir.size()] == '/'));
+}
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+} // namespace
+
+landlock_tier::landlock_tier(const profile& prof, const kernel_features& features)
+    : source_roots_(prof.source_roots),
+      output_roots_(prof.output_roots),
+      network_(prof.network),
+      settings_(prof.landlock),
+      features_(features) {}
+
+bool landlock_tier::has_controller(const std::string& name) const {
+  auto& c = features_.cgroup_controllers;
+  return std::find(c.begin(), c.end(), name) != c.end();
+}
+
+tier_status landlock_tier::available() const {
+  if (!features_.user_namespaces)
+    return {false, "user namespaces cannot be created here (" + features_.user_namespace_error +
+                       "); enable them or choose another tier"};
+  if (features_.landlock_abi == 0)
+    return {false, "Landlock is unavailable: " + features_.landlock_error};
+  if (features_.landlock_abi < static_cast<int>(settings_.abi_floor))
+    return {false, "the kernel's Landlock ABI is " + std::to_string(features_.landlock_abi) +
+                       ", below the floor " + std::to_string(settings_.abi_floor) +
+                       " set by [sandbox.landlock] abi_floor; upgrade the kernel or lower the floor"};
+  if (!features_.seccomp) return {false, "seccomp filters are unavailable (CONFIG_SECCOMP_FILTER)"};
+  if (features_.cgroup_version == 0)
+    return {false, "no usable cgroup for per-execution limits and kill-all (" + features_.cgroup_error +
+                       "); run corral as root or delegate a cgroup v2 subtree with the memory, pids "
+                       "and cpu controllers to its user"};
+  return {true, ""};
+}
+
+tier_capabilities landlock_tier::capabilities() const {
+  tier_capabilities c;
+  bool up = available().available;
+  c.timeout = up;
+  c.memory = up && has_controller("memory");
+  c.pids = up && has_controller("pids");
+  c.cpu = up && has_controller("cpu");
+  c.network_isolation = up && network_ == network_mode::none;
+  c.filesystem_read_isolation = up;
+  c.filesystem_write_isolation = up;
+  c.environment_isolation = up;
+  return c;
+}
+
+std::string landlock_tier::visible_path(const std::string& host_path) const {
+  for (const char* dir : kSystemDirs)
+    if (is_under(host_path, dir)) return host_path;
+  for (auto* roots : {&source_roots_, &output_roots_})
+    for (auto& r : *roots)
+      if (is_under(host_path, r.host_path)) return r.virtual_path + host_path.substr(r.host_path.size());
+  return "";
+}
+
+expected<launch_plan> landlock_tier::plan(const launch_request& request, const lease_grant& grant) const {
+  if (auto st = available(); !st.available)
+    return make_failure(failure_kind::tier_unavailable, "the landlock tier is unavailable: " + st.reason);
+  if (request.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty");
+  // The caller's PATH as far as the jail can see it: an entry outside the view (a
+  // version manager's shims in a home dir) would resolve to a program that is not there.
+  std::string visible_search_path;
+  for (std::size_t start = 0; start <= request.caller_path.size();) {
+    auto end = request.caller_path.find(':', start);
+    if (end == std::string::npos) end = request.caller_path.size();
+    auto dir = request.caller_path.substr(start, end - start);
+    start = end + 1;
+    if (!dir.empty() && dir.front() == '/' && visible_path(dir) == dir)
+      visible_search_path += (visible_search_path.empty() ? "" : ":") + dir;
+  }
+  auto program = resolve_program(request.argv.front(), visible_search_path);
+  if (!program) return program.error();
+  std::string inside = *program;
+  if (inside.front() == '/') {
+    inside = visible_path(*program);
+    if (inside.empty())
+      return make_failure(failure_kind::spawn_failed,
+                          "program " + *program + " is outside the landlock tier's filesystem view "
+                          "(/usr, /bin, /lib* and the granted roots); grant its directory as a source root");
+  }
+
+  launch_plan plan;
+  jail_spec& s = plan.spec;
+  s.mode = jail_mode::jail;
+  s.program = inside;
+  s.argv = request.argv;
+  s.envp = to_envp(request.env);
+  s.cwd = kWorkDir;
+  s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
+  s.controlling_tty = request.controlling_tty;
+  s.share_network = network_ == network_mode::host;
+
+  auto ro = [&](const std::string& host, const std::string& target) {
+    s.mounts.push_back({mount_kind::ro_bind, host, target, 0, false});
+    s.landlock_rules.push_back({target, false});
+  };
+  auto rw = [&](const std::string& host, const std::string& target) {
+    s.mounts.push_back({mount_kind::rw_bind, host, target, 0, false});
+    s.landlock_rules.push_back({target, true});
+  };
+  // Only what exists: a rule or bind for a missing path would fail the launch.
+  for (const char* dir : kSystemDirs)
+    if (exists(dir)) ro(dir, dir);
+  for (const char* file : kEtcFiles)
+    if (exists(file)) ro(file, file);
+  if (s.share_network && exists("/etc/resolv.conf")) ro("/etc/resolv.conf", "/etc/resolv.conf");
+  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", kTmpBytes, false});
+  s.landlock_rules.push_back({"/tmp", true});
+  s.mounts.push_back({mount_kind::dev, "", "/dev", 0, false});
+  for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"})
+    s.landlock_rules.push_back({node, true});
+  s.landlock_rules.push_back({"/dev/pts", true});
+  s.landlock_rules.push_back({"/dev/shm", true});
+  s.mounts.push_back({mount_kind::proc, "", "/proc", 0, false});
+  s.landlock_rules.push_back({"/proc", false});
+  for (auto& r : source_roots_) ro(r.host_path, r.virtual_path);
+  for (auto& r : output_roots_) rw(r.host_path, r.virtual_path);
+  rw(request.scratch_dir, kWorkDir);
+
+  s.rlimits = {
+      {RLIMIT_CORE, 0, 0},
+      {RLIMIT_NOFILE, 4096, 4096},
+      {RLIMIT_FSIZE, 4ull << 30, 4ull << 30},
+      {RLIMIT_STACK, 8 * kMiB, 64 * kMiB},
+  };
+  s.cgroup_procs = grant.cgroup_procs;
+  s.landlock_abi_floor = settings_.abi_floor;
+  s.landlock_deny_tcp = !s.share_network;
+  s.landlock_scope = true;
+  s.seccomp_kill = settings_.seccomp_kill;
+
+  // A root runtime maps the jail to nobody: it must never be the host's root for any file.
+  // An unprivileged runtime can only map its own ids.
+  bool root = ::geteuid() == 0;
+  s.uid_inside = kNobody;
+  s.gid_inside = kNobody;
+  s.uid_outside = root ? kNobody : ::getuid();
+  s.gid_outside = root ? kNobody : ::getgid();
+  if (root && ::chown(request.scratch_dir.c_str(), kNobody, kNobody) < 0)
+    return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
+
+  std::vector<std::string> limits_held;
+  auto want = [&](bool asked, const char* controller, const char* name) {
+    if (!asked) return;
+    if (has_controller(controller)) limits_held.push_back(name);
+    else plan.not_enforced.push_back(std::string(name) + "_limit");
+  };
+  want(request.effective.memory_bytes.has_value(), "memory", "memory");
+  want(request.effective.pids.has_value(), "pids", "pids");
+  want(request.effective.cpu_cores.has_value(), "cpu", "cpu");
+  if (s.share_network) plan.not_enforced.push_back("network_isolation");
+  plan.isolation = "landlock: user, pid, mount, ipc, uts, cgroup" +
+                   std::string(s.share_network ? "" : ", network") + " namespaces; Landlock ABI " +
+                   std::to_string(features_.landlock_abi) + "; seccomp (" +
+                   (s.seccomp_kill ? "kill" : "EPERM") + "); cgroup v" +
+                   std::to_string(features_.cgroup_version) +
+                   (limits_held.empty() ? "" : " (" + join(limits_held) + ")");
+  return plan;
+}
+
+} // namespace corral

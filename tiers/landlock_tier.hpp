@@ -1,0 +1,37 @@
+// The landlock tier: the default boundary on Linux. The exec helper builds it in jail
+// mode (tiers/exec_helper/jail_launcher.hpp): new user, pid, mount, network, ipc, uts and
+// cgroup namespaces; a minimal filesystem view; the lease's cgroup; rlimits;
+// no_new_privs; a Landlock ruleset; seccomp last. This class decides the view and the
+// rules from the frozen profile, and says whether this kernel can hold all of it.
+#pragma once
+
+#include "tiers/kernel_features.hpp"
+#include "tiers/tier.hpp"
+
+namespace corral {
+
+class landlock_tier : public tier {
+public:
+  landlock_tier(const profile& prof, const kernel_features& features);
+  std::string name() const override { return "landlock"; }
+  tier_status available() const override;
+  tier_capabilities capabilities() const override;
+  bool needs_cgroup_lease() const override { return true; }
+  expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const override;
+
+  // Where the per-execution scratch dir appears inside the jail (the working directory).
+  static constexpr const char* kWorkDir = "/work";
+
+private:
+  bool has_controller(const std::string& name) const;
+  // The host path's location inside the view, or empty when the view does not show it.
+  std::string visible_path(const std::string& host_path) const;
+
+  std::vector<root_grant> source_roots_;
+  std::vector<root_grant> output_roots_;
+  network_mode network_;
+  landlock_settings settings_;
+  kernel_features features_;
+};
+
+} // namespace corral
