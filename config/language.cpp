@@ -51,6 +51,11 @@ expected<language_spec> language_table::find(const std::string& name) const {
   return it->second;
 }
 
+const language_spec* language_table::entry(const std::string& name) const {
+  auto it = specs_.find(name);
+  return it == specs_.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> language_table::names() const {
   std::vector<std::string> out;
   for (auto& [n, _] : specs_) out.push_back(n);

@@ -28,6 +28,9 @@ public:
 
   void define(language_spec spec);
   expected<language_spec> find(const std::string& name) const;
+  // The entry as defined, runnable or not (find() refuses unrunnable ones); null if none.
+  // The configuration loader overrides builtin entries field by field through this.
+  const language_spec* entry(const std::string& name) const;
   std::vector<std::string> names() const;
 
 private:

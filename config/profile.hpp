@@ -28,6 +28,24 @@ struct landlock_settings {
   bool seccomp_kill = false;   // denied syscalls: EPERM (false) or kill the process
 };
 
+// Per-tier settings from [sandbox.gvisor], [sandbox.container] and [sandbox.microvm].
+// Empty strings mean "not configured"; the tier's preflight says what is missing.
+struct gvisor_settings {
+  std::string runsc = "runsc";  // looked up on PATH unless it contains a slash
+  std::string platform;         // runsc --platform; empty: runsc's own default
+};
+
+struct container_settings {
+  std::string engine = "podman";  // "podman", "docker" or an absolute path to either CLI
+  std::string image;              // the image executions run in
+};
+
+struct microvm_settings {
+  std::string kernel;              // absolute path to the guest kernel image
+  std::string rootfs;              // absolute path to the guest root filesystem image
+  std::string vmm = "firecracker"; // the VMM binary, on PATH unless it contains a slash
+};
+
 struct profile {
   std::string tier = "landlock";
   limits limit;
@@ -38,6 +56,9 @@ struct profile {
   std::vector<std::string> protected_paths;  // never exposed, nor any parent or child
   network_mode network = network_mode::none;
   landlock_settings landlock;
+  gvisor_settings gvisor;
+  container_settings container;
+  microvm_settings microvm;
   language_table languages = language_table::builtin();
   std::string config_path;  // where it was loaded from; empty: defaults
 };
