@@ -13,6 +13,7 @@ const char* const kUsage = R"(usage: corral COMMAND [options]
 commands:
   run       run one program or snippet inside the boundary (corral run --help)
   doctor    show what this machine can enforce, and why a tier is unavailable
+  describe  print the profile's descriptor: canonical JSON and its SHA-256 digest
   help      this text
 
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "run") return corral::cli::run_command(args);
   if (command == "doctor") return corral::cli::doctor_command(args);
+  if (command == "describe") return corral::cli::describe_command(args);
   std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }
