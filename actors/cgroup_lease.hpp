@@ -1,0 +1,28 @@
+// The landlock tier's lease: the execution's own cgroups (v2, or v1 hierarchies), with its
+// memory, pids and cpu limits, recorded on disk before the child starts. Speaks the
+// protocol of lease_messages.hpp; finish kills all that is left, waits until the cgroups
+// are empty, reads the counters and removes the cgroups and the record.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "config/limits.hpp"
+#include "tiers/kernel_features.hpp"
+
+namespace corral {
+
+struct cgroup_lease_config {
+  std::string exec_id;     // names the cgroups and the record; [A-Za-z0-9._-]
+  std::string leases_dir;  // <state_dir>/leases
+  limits lim;              // memory_bytes, pids and cpu_cores are applied when set
+  std::chrono::milliseconds kill_grace{200};  // SIGTERM to SIGKILL on terminate
+  kernel_features features;
+};
+
+caf::actor spawn_cgroup_lease(caf::actor_system& sys, cgroup_lease_config config);
+
+} // namespace corral

@@ -1,0 +1,488 @@
+#include "tiers/cgroup_tree.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstring>
+#include <optional>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+namespace corral {
+
+namespace {
+
+const char* const kDelegateHint =
+    "run as root, or delegate a cgroup v2 subtree with the memory, pids and cpu controllers "
+    "to this user (systemd-run --user --scope -p Delegate=yes corral ...)";
+
+constexpr std::uint64_t kCpuPeriodUs = 100'000;
+constexpr std::uint64_t kCpuMinQuotaUs = 1'000;  // the kernel refuses less
+
+bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::optional<std::string> read_small(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::string out;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// Kernel files take one write(2) each; a short or failed write is the kernel's verdict.
+int write_small(const std::string& path, const std::string& value) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  int err = 0;
+  ssize_t n;
+  do n = ::write(fd, value.data(), value.size());
+  while (n < 0 && errno == EINTR);
+  if (n < 0) err = errno;
+  ::close(fd);
+  return err;
+}
+
+failure access_failure(const std::string& what, int err) {
+  std::string msg = what + ": " + errno_text(err);
+  if (err == EACCES || err == EPERM || err == EROFS) msg += "; " + std::string(kDelegateHint);
+  return make_failure(failure_kind::tier_unavailable, msg);
+}
+
+status write_limit(const std::string& path, const std::string& value) {
+  if (int err = write_small(path, value)) return access_failure("write \"" + value + "\" to " + path, err);
+  return ok();
+}
+
+// "key value" lines (cpu.stat, memory.events, pids.events, memory.oom_control).
+std::optional<std::uint64_t> keyed(const std::string& path, const std::string& key) {
+  auto text = read_small(path);
+  if (!text) return std::nullopt;
+  std::istringstream in(*text);
+  for (std::string k, v; in >> k >> v;)
+    if (k == key) return std::strtoull(v.c_str(), nullptr, 10);
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> number(const std::string& path) {
+  auto text = read_small(path);
+  if (!text || text->empty() || !std::isdigit(static_cast<unsigned char>((*text)[0]))) return std::nullopt;
+  return std::strtoull(text->c_str(), nullptr, 10);
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+std::string unescape(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size()) {
+      auto oct = s.substr(i + 1, 3);
+      if (oct.size() == 3 && std::all_of(oct.begin(), oct.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+        out += static_cast<char>(std::stoi(oct, nullptr, 8));
+        i += 3;
+        continue;
+      }
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+const std::vector<std::string>& our_controllers() {
+  static const std::vector<std::string> v{"memory", "pids", "cpu", "cpuacct", "freezer"};
+  return v;
+}
+
+// v2's freezer: cgroup.freeze and "frozen 1" in cgroup.events; v1's: freezer.state.
+struct freezer_files {
+  std::string control, frozen_value, thawed_value;
+};
+
+std::optional<freezer_files> freezer_of(const std::string& dir) {
+  if (exists(dir + "/freezer.state")) return freezer_files{dir + "/freezer.state", "FROZEN", "THAWED"};
+  if (exists(dir + "/cgroup.freeze")) return freezer_files{dir + "/cgroup.freeze", "1", "0"};
+  return std::nullopt;
+}
+
+bool is_frozen(const std::string& dir) {
+  if (auto s = read_small(dir + "/freezer.state")) return s->rfind("FROZEN", 0) == 0;
+  return keyed(dir + "/cgroup.events", "frozen").value_or(0) == 1;
+}
+
+} // namespace
+
+std::vector<cgroup_mount> parse_cgroup_mounts(const std::string& mountinfo) {
+  std::vector<cgroup_mount> out;
+  std::istringstream lines(mountinfo);
+  for (std::string line; std::getline(lines, line);) {
+    auto f = words(line);
+    auto sep = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 5 || sep == f.end() || f.end() - sep < 4) continue;
+    const std::string& type = sep[1];
+    if (type != "cgroup" && type != "cgroup2") continue;
+    cgroup_mount m;
+    m.point = unescape(f[4]);
+    m.v2 = type == "cgroup2";
+    if (!m.v2) {
+      std::istringstream opts(sep[3]);
+      for (std::string o; std::getline(opts, o, ',');)
+        if (contains(our_controllers(), o)) m.controllers.push_back(o);
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::vector<cgroup_mount> read_cgroup_mounts() {
+  return parse_cgroup_mounts(read_small("/proc/self/mountinfo").value_or(""));
+}
+
+expected<cgroup_layout> find_cgroup_layout(const kernel_features& features) {
+  cgroup_layout l;
+  l.mounts = read_cgroup_mounts();
+  l.version = features.cgroup_version;
+  if (l.version == 2) {
+    l.v2_root = features.cgroup_root;
+    bool under_v2 = std::any_of(l.mounts.begin(), l.mounts.end(), [&](const cgroup_mount& m) {
+      return m.v2 && (l.v2_root == m.point || l.v2_root.rfind(m.point + "/", 0) == 0);
+    });
+    if (!under_v2)
+      return make_failure(failure_kind::tier_unavailable,
+                          "cgroup root " + l.v2_root + " is not on a cgroup2 mount (see /proc/self/mountinfo)");
+    return l;
+  }
+  if (l.version == 1) {
+    for (const auto& m : l.mounts) {
+      if (m.v2 || m.controllers.empty()) continue;
+      bool seen = std::any_of(l.v1.begin(), l.v1.end(), [&](const cgroup_layout::hierarchy& h) {
+        return std::any_of(m.controllers.begin(), m.controllers.end(),
+                           [&](const std::string& c) { return contains(h.controllers, c); });
+      });
+      if (!seen) l.v1.push_back({m.point, m.controllers});  // a bind mount of one we have
+    }
+    if (l.v1.empty())
+      return make_failure(failure_kind::tier_unavailable,
+                          "no cgroup v1 hierarchy with memory, pids, cpu, cpuacct or freezer is mounted");
+    return l;
+  }
+  return make_failure(failure_kind::tier_unavailable,
+                      "no usable cgroups: " + (features.cgroup_error.empty() ? std::string("none detected")
+                                                                             : features.cgroup_error) +
+                          "; " + kDelegateHint);
+}
+
+std::vector<std::string> corral_parents(const cgroup_layout& layout) {
+  std::vector<std::string> out;
+  if (layout.version == 2) out.push_back(layout.v2_root + "/corral");
+  for (const auto& h : layout.v1) out.push_back(h.mount + "/corral");
+  return out;
+}
+
+bool valid_exec_id(const std::string& id) {
+  if (id.empty() || id.size() > 128 || id == "." || id == "..") return false;
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
+bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::string& dir,
+                         const std::string& exec_id) {
+  if (!valid_exec_id(exec_id) || dir.empty() || dir[0] != '/') return false;
+  std::vector<std::string> parts;
+  std::istringstream in(dir.substr(1));
+  for (std::string p; std::getline(in, p, '/');) {
+    if (p.empty() || p == "." || p == "..") return false;
+    parts.push_back(p);
+  }
+  if (dir.back() == '/' || parts.size() < 2 || parts.back() != exec_id || parts[parts.size() - 2] != "corral")
+    return false;
+  // cgroupfs holds no symlinks, so a path textually below a cgroup mount stays in it.
+  return std::any_of(mounts.begin(), mounts.end(), [&](const cgroup_mount& m) {
+    std::string prefix = m.point == "/" ? "/" : m.point + "/";
+    return dir.size() > prefix.size() && dir.compare(0, prefix.size(), prefix) == 0;
+  });
+}
+
+expected<cgroup_set> cgroup_set::plan(const cgroup_layout& layout, const std::string& exec_id) {
+  if (!valid_exec_id(exec_id))
+    return make_failure(failure_kind::internal, "exec id \"" + exec_id + "\" cannot name a cgroup");
+  cgroup_set s;
+  if (layout.version == 2) {
+    s.v2_root_ = layout.v2_root;
+    s.dirs_.push_back(layout.v2_root + "/corral/" + exec_id);
+  } else {
+    for (const auto& h : layout.v1) s.dirs_.push_back(h.mount + "/corral/" + exec_id);
+  }
+  if (s.dirs_.empty()) return make_failure(failure_kind::tier_unavailable, "no cgroup hierarchy to create in");
+  return s;
+}
+
+cgroup_set cgroup_set::adopt(std::vector<std::string> dirs) {
+  cgroup_set s;
+  s.dirs_ = std::move(dirs);
+  return s;
+}
+
+namespace {
+
+status make_dir(const std::string& dir, bool existing_ok) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return ok();
+  int err = errno;
+  if (err == EEXIST && existing_ok) return ok();
+  if (err == EEXIST)
+    return make_failure(failure_kind::internal, "cgroup " + dir + " already exists (an execution id was reused?)");
+  return access_failure("mkdir " + dir, err);
+}
+
+// Turns on the controllers of ours that `dir` offers for its children.
+status enable_controllers(const std::string& dir) {
+  auto offered = words(read_small(dir + "/cgroup.controllers").value_or(""));
+  auto enabled = words(read_small(dir + "/cgroup.subtree_control").value_or(""));
+  for (const char* c : {"memory", "pids", "cpu"}) {
+    if (!contains(offered, c) || contains(enabled, c)) continue;
+    std::string file = dir + "/cgroup.subtree_control";
+    if (int err = write_small(file, std::string("+") + c)) {
+      if (err == EBUSY)
+        return make_failure(failure_kind::tier_unavailable,
+                            "write +" + std::string(c) + " to " + file +
+                                ": busy (cgroup v2 allows no processes in a cgroup whose children have "
+                                "controllers); delegate an empty subtree to corral");
+      return access_failure("write +" + std::string(c) + " to " + file, err);
+    }
+  }
+  return ok();
+}
+
+// The dir of the set whose `file` exists: which hierarchy holds a controller.
+std::optional<std::string> dir_with(const std::vector<std::string>& dirs, const std::string& file) {
+  for (const auto& d : dirs)
+    if (exists(d + "/" + file)) return d;
+  return std::nullopt;
+}
+
+failure missing_controller(const char* what, const std::vector<std::string>& dirs) {
+  return make_failure(failure_kind::tier_unavailable,
+                      std::string("a ") + what + " limit was asked for but no cgroup of this execution (" +
+                          dirs.front() + (dirs.size() > 1 ? ", ..." : "") + ") has the " + what +
+                          " controller; mount its v1 hierarchy or enable it in the delegated v2 subtree");
+}
+
+} // namespace
+
+status cgroup_set::create(const limits& lim) {
+  if (lim.memory_bytes && *lim.memory_bytes == 0)
+    return make_failure(failure_kind::invalid_request, "memory limit must be above 0");
+  if (lim.pids && *lim.pids == 0) return make_failure(failure_kind::invalid_request, "pids limit must be above 0");
+  if (lim.cpu_cores && !(*lim.cpu_cores > 0))
+    return make_failure(failure_kind::invalid_request, "cpu limit must be above 0 cores");
+
+  enforced_ = {};
+  std::vector<std::string> made;
+  auto fail = [&](failure f) -> status {
+    for (auto it = made.rbegin(); it != made.rend(); ++it) ::rmdir(it->c_str());
+    enforced_ = {};
+    return f;
+  };
+
+  for (const auto& dir : dirs_) {
+    std::string parent = dir.substr(0, dir.rfind('/'));
+    if (!v2_root_.empty())
+      if (auto s = enable_controllers(v2_root_); !s) return fail(s.error());
+    if (auto s = make_dir(parent, true); !s) return fail(s.error());
+    if (!v2_root_.empty())
+      if (auto s = enable_controllers(parent); !s) return fail(s.error());
+    if (auto s = make_dir(dir, false); !s) return fail(s.error());
+    made.push_back(dir);
+  }
+
+  if (lim.memory_bytes) {
+    std::string bytes = std::to_string(*lim.memory_bytes);
+    if (auto d = dir_with(dirs_, "memory.max")) {
+      if (auto s = write_limit(*d + "/memory.max", bytes); !s) return fail(s.error());
+      // Without this, swap would hold what the limit refuses.
+      if (exists(*d + "/memory.swap.max"))
+        if (auto s = write_limit(*d + "/memory.swap.max", "0"); !s) return fail(s.error());
+      // One OOM kill takes the whole execution, not a random member of it.
+      if (exists(*d + "/memory.oom.group")) write_small(*d + "/memory.oom.group", "1");
+    } else if (auto d = dir_with(dirs_, "memory.limit_in_bytes")) {
+      if (auto s = write_limit(*d + "/memory.limit_in_bytes", bytes); !s) return fail(s.error());
+      // memsw caps memory plus swap (after limit_in_bytes: it may never be below it).
+      if (exists(*d + "/memory.memsw.limit_in_bytes"))
+        if (auto s = write_limit(*d + "/memory.memsw.limit_in_bytes", bytes); !s) return fail(s.error());
+    } else {
+      return fail(missing_controller("memory", dirs_));
+    }
+    enforced_.memory = true;
+  }
+
+  if (lim.pids) {
+    auto d = dir_with(dirs_, "pids.max");
+    if (!d) return fail(missing_controller("pids", dirs_));
+    if (auto s = write_limit(*d + "/pids.max", std::to_string(*lim.pids)); !s) return fail(s.error());
+    enforced_.pids = true;
+  }
+
+  if (lim.cpu_cores) {
+    auto quota = std::max<std::uint64_t>(kCpuMinQuotaUs, static_cast<std::uint64_t>(
+                                                             std::llround(*lim.cpu_cores * kCpuPeriodUs)));
+    if (auto d = dir_with(dirs_, "cpu.max")) {
+      auto s = write_limit(*d + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs));
+      if (!s) return fail(s.error());
+    } else if (auto d = dir_with(dirs_, "cpu.cfs_quota_us")) {
+      auto s = write_limit(*d + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs));
+      if (s) s = write_limit(*d + "/cpu.cfs_quota_us", std::to_string(quota));
+      if (!s) return fail(s.error());
+    } else {
+      return fail(missing_controller("cpu", dirs_));
+    }
+    enforced_.cpu = true;
+  }
+  return ok();
+}
+
+std::vector<std::string> cgroup_set::procs_files() const {
+  std::vector<std::string> out;
+  for (const auto& d : dirs_) out.push_back(d + "/cgroup.procs");
+  return out;
+}
+
+std::vector<pid_t> cgroup_set::pids() const {
+  std::vector<pid_t> out;
+  for (const auto& f : procs_files()) {
+    std::istringstream in(read_small(f).value_or(""));
+    for (long pid; in >> pid;)
+      if (pid > 0) out.push_back(static_cast<pid_t>(pid));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+bool cgroup_set::empty() const {
+  for (const auto& f : procs_files()) {
+    auto text = read_small(f);
+    if (text && !words(*text).empty()) return false;
+  }
+  return true;
+}
+
+int cgroup_set::signal_all(int sig) const {
+  int n = 0;
+  const pid_t self = ::getpid();
+  for (pid_t pid : pids())
+    if (pid != self && ::kill(pid, sig) == 0) ++n;
+  return n;
+}
+
+void cgroup_set::kill_all() const {
+  bool killed = false;
+  for (const auto& d : dirs_)
+    if (exists(d + "/cgroup.kill")) killed = write_small(d + "/cgroup.kill", "1") == 0 || killed;
+  if (killed) return;
+
+  std::optional<std::string> frozen_dir;
+  std::optional<freezer_files> fz;
+  for (const auto& d : dirs_)
+    if ((fz = freezer_of(d))) {
+      frozen_dir = d;
+      break;
+    }
+  if (fz && write_small(fz->control, fz->frozen_value) == 0) {
+    // Freezing is asynchronous; once FROZEN no member is mid-fork, so the list is complete.
+    // A short bound: a member stuck in the kernel must not stall the caller.
+    auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+    while (!is_frozen(*frozen_dir) && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    signal_all(SIGKILL);
+    write_small(fz->control, fz->thawed_value);  // a pending SIGKILL acts on thaw
+    return;
+  }
+  signal_all(SIGKILL);
+}
+
+bool cgroup_set::needs_peak_sampling() const {
+  return !dir_with(dirs_, "memory.peak") && !dir_with(dirs_, "memory.max_usage_in_bytes") &&
+         dir_with(dirs_, "memory.current");
+}
+
+void cgroup_set::sample_peak() {
+  for (const auto& d : dirs_)
+    if (auto v = number(d + "/memory.current")) sampled_peak_ = std::max(sampled_peak_, *v);
+}
+
+cgroup_counters cgroup_set::read_counters() const {
+  cgroup_counters c;
+  c.usage.peak_memory_bytes = sampled_peak_;
+  for (const auto& d : dirs_) {
+    for (const char* f : {"/memory.peak", "/memory.max_usage_in_bytes", "/memory.current"})
+      if (auto v = number(d + f)) c.usage.peak_memory_bytes = std::max(c.usage.peak_memory_bytes, *v);
+
+    if (auto user = keyed(d + "/cpu.stat", "user_usec")) {  // v2 (v1's cpu.stat has no usec keys)
+      c.usage.cpu_user_us = *user;
+      c.usage.cpu_system_us = keyed(d + "/cpu.stat", "system_usec").value_or(0);
+    } else if (auto user_ns = number(d + "/cpuacct.usage_user")) {
+      c.usage.cpu_user_us = *user_ns / 1000;
+      c.usage.cpu_system_us = number(d + "/cpuacct.usage_sys").value_or(0) / 1000;
+    } else if (auto ticks = keyed(d + "/cpuacct.stat", "user")) {
+      auto hz = static_cast<std::uint64_t>(std::max(1L, ::sysconf(_SC_CLK_TCK)));
+      c.usage.cpu_user_us = *ticks * 1'000'000 / hz;
+      c.usage.cpu_system_us = keyed(d + "/cpuacct.stat", "system").value_or(0) * 1'000'000 / hz;
+    }
+
+    if (keyed(d + "/memory.events", "oom_kill").value_or(0) > 0) c.out_of_memory = true;
+    if (exists(d + "/memory.oom_control")) {
+      if (auto kills = keyed(d + "/memory.oom_control", "oom_kill")) {
+        if (*kills > 0) c.out_of_memory = true;
+      } else {
+        // Before 4.13 v1 counts no OOM kills. failcnt alone also counts reclaim, so only a
+        // failed charge against a memory+swap limit that was reached stands for the killer.
+        auto limit = number(d + "/memory.memsw.limit_in_bytes");
+        auto peak = number(d + "/memory.memsw.max_usage_in_bytes");
+        if (number(d + "/memory.memsw.failcnt").value_or(0) > 0 && limit && peak && *peak >= *limit)
+          c.out_of_memory = true;
+      }
+    }
+    if (keyed(d + "/pids.events", "max").value_or(0) > 0) c.pids_limit_hit = true;
+  }
+  return c;
+}
+
+status cgroup_set::remove() {
+  std::optional<failure> first;
+  for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
+    if (::rmdir(it->c_str()) == 0 || errno == ENOENT) continue;
+    int err = errno;
+    if (!first)
+      first = make_failure(failure_kind::internal,
+                           "rmdir " + *it + ": " + errno_text(err) +
+                               (err == EBUSY ? " (processes are still inside)" : ""));
+  }
+  if (first) return *first;
+  return ok();
+}
+
+} // namespace corral

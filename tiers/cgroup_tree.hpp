@@ -1,0 +1,106 @@
+// The filesystem side of the cgroup lease, no actors: one execution's cgroups
+// (`<parent>/corral/<exec_id>`, one dir on v2, one per controller hierarchy on v1), their
+// limits, the processes inside, their counters and their removal.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+#include "actors/exec_result.hpp"
+#include "config/failure.hpp"
+#include "config/limits.hpp"
+#include "tiers/kernel_features.hpp"
+
+namespace corral {
+
+struct cgroup_mount {
+  std::string point;                     // where it is mounted, unescaped
+  bool v2 = false;                       // cgroup2 (unified) rather than a v1 hierarchy
+  std::vector<std::string> controllers;  // v1: from the super options (cpu, cpuacct, ...)
+};
+
+// Every cgroup and cgroup2 mount of this mount namespace, from /proc/self/mountinfo.
+std::vector<cgroup_mount> read_cgroup_mounts();
+std::vector<cgroup_mount> parse_cgroup_mounts(const std::string& mountinfo);
+
+// Where an execution's cgroups go: the dirs under which `corral/<exec_id>` is created.
+struct cgroup_layout {
+  int version = 0;
+  std::string v2_root;  // v2: the delegated dir (its cgroup.subtree_control is ours to set)
+  struct hierarchy {
+    std::string mount;                     // its real mount point
+    std::vector<std::string> controllers;  // of ours: memory, pids, cpu, cpuacct, freezer
+  };
+  std::vector<hierarchy> v1;  // v1: one per mount point (cpu,cpuacct may share one)
+  std::vector<cgroup_mount> mounts;
+};
+
+// Resolves the layout for the version detection settled on; tier_unavailable when there
+// is nothing usable.
+expected<cgroup_layout> find_cgroup_layout(const kernel_features& features);
+
+// The `<base>/corral` parents of a layout (for sweeping dirs a crash left without records).
+std::vector<std::string> corral_parents(const cgroup_layout& layout);
+
+// An exec id becomes a directory name: letters, digits, '-', '_', '.', not "." or "..".
+bool valid_exec_id(const std::string& id);
+
+// True when `dir` is exactly `<something below a cgroup mount>/corral/<exec_id>` with no
+// "." or ".." parts: the only kind of directory a lease may kill in or remove.
+bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::string& dir,
+                         const std::string& exec_id);
+
+struct cgroup_counters {
+  resource_usage usage;
+  bool out_of_memory = false;   // the OOM killer fired in the cgroup
+  bool pids_limit_hit = false;  // a fork failed against pids.max
+};
+
+struct cgroup_enforced {
+  bool memory = false;
+  bool pids = false;
+  bool cpu = false;
+};
+
+class cgroup_set {
+public:
+  // The dirs an execution will use, before anything exists, so the lease record can
+  // name them before they are created.
+  static expected<cgroup_set> plan(const cgroup_layout& layout, const std::string& exec_id);
+  // Dirs read back from a lease record (the caller has checked them with is_lease_cgroup_dir).
+  static cgroup_set adopt(std::vector<std::string> dirs);
+
+  // Creates the dirs and writes the limits; on failure removes what it made.
+  status create(const limits& lim);
+
+  const std::vector<std::string>& dirs() const { return dirs_; }
+  std::vector<std::string> procs_files() const;
+  const cgroup_enforced& enforced() const { return enforced_; }
+
+  std::vector<pid_t> pids() const;  // union over all hierarchies
+  bool empty() const;
+  int signal_all(int sig) const;    // how many processes were signalled
+  // SIGKILL without giving a fork bomb room to outrun the loop: cgroup.kill on v2 (5.14+),
+  // else freeze, kill every member, thaw. Call until empty().
+  void kill_all() const;
+
+  // v2 without memory.peak: remember the highest memory.current seen.
+  bool needs_peak_sampling() const;
+  void sample_peak();
+  cgroup_counters read_counters() const;
+
+  // rmdir every dir (an absent one is fine); fails while a dir still has processes.
+  status remove();
+
+private:
+  // Which dir does what is read from the files it has (memory.max, pids.max, ...), so a
+  // planned set and one adopted from a record behave the same.
+  std::vector<std::string> dirs_;
+  std::string v2_root_;  // set when planned on v2: its subtree_control needs controllers
+  cgroup_enforced enforced_;
+  std::uint64_t sampled_peak_ = 0;
+};
+
+} // namespace corral

@@ -1,0 +1,208 @@
+#include "tiers/lease_record.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include "tiers/cgroup_tree.hpp"
+
+namespace corral {
+
+namespace {
+
+const std::string kHeader = "corral-lease " + std::to_string(kLeaseRecordVersion);
+const std::string kSuffix = ".lease";
+const std::string kTempSuffix = ".lease.tmp";
+constexpr off_t kMaxRecordBytes = 64 * 1024;
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+failure os_failure(const std::string& what) {
+  return make_failure(failure_kind::internal, what + ": " + std::strerror(errno));
+}
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The rename or unlink is durable only once the directory itself is synced.
+void sync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+std::vector<std::string> list_dir(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  return out;
+}
+
+// Kills until the cgroups are empty; false if they are not within the bound.
+bool empty_cgroups(const cgroup_set& set, std::chrono::milliseconds bound, int& killed) {
+  auto until = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    if (set.empty()) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    killed += static_cast<int>(set.pids().size());
+    set.kill_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
+} // namespace
+
+std::string lease_record_path(const std::string& leases_dir, const std::string& exec_id) {
+  return leases_dir + "/" + exec_id + kSuffix;
+}
+
+status write_lease_record(const std::string& leases_dir, const std::string& exec_id,
+                          const std::vector<std::string>& cgroup_dirs) {
+  if (!valid_exec_id(exec_id))
+    return make_failure(failure_kind::internal, "exec id \"" + exec_id + "\" cannot name a lease record");
+  std::string body = kHeader + "\n";
+  for (const auto& d : cgroup_dirs) {
+    if (d.find('\n') != std::string::npos)
+      return make_failure(failure_kind::internal, "cgroup dir with a newline: " + d);
+    body += d + "\n";
+  }
+  std::string path = lease_record_path(leases_dir, exec_id);
+  std::string temp = leases_dir + "/" + exec_id + kTempSuffix;
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return os_failure("create lease record " + temp);
+  bool written = write_all(fd, body) && ::fsync(fd) == 0;
+  int err = errno;
+  ::close(fd);
+  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
+    if (written) err = errno;
+    ::unlink(temp.c_str());
+    errno = err;
+    return os_failure("write lease record " + path);
+  }
+  sync_dir(leases_dir);
+  return ok();
+}
+
+expected<std::vector<std::string>> read_lease_record(const std::string& path) {
+  auto name = path.substr(path.rfind('/') + 1);
+  if (!ends_with(name, kSuffix))
+    return make_failure(failure_kind::internal, "not a lease record name: " + path);
+  std::string exec_id = name.substr(0, name.size() - kSuffix.size());
+
+  // A record is trusted only if it is ours: a regular file of our user, not a symlink.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return os_failure("open lease record " + path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid() || st.st_size > kMaxRecordBytes) {
+    ::close(fd);
+    return make_failure(failure_kind::refused, "lease record " + path +
+                                                   " is not a small regular file owned by this user; left alone");
+  }
+  std::string text(static_cast<std::size_t>(st.st_size), '\0');
+  ssize_t n = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  if (n < 0) return os_failure("read lease record " + path);
+  text.resize(static_cast<std::size_t>(n));
+
+  std::istringstream in(text);
+  std::string line;
+  if (!std::getline(in, line) || line != kHeader)
+    return make_failure(failure_kind::refused, "lease record " + path + " does not start with \"" + kHeader + "\"");
+  auto mounts = read_cgroup_mounts();
+  std::vector<std::string> dirs;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (!is_lease_cgroup_dir(mounts, line, exec_id))
+      return make_failure(failure_kind::refused, "lease record " + path + " names " + line +
+                                                     ", which is not a corral/" + exec_id +
+                                                     " cgroup under a cgroup mount; left alone");
+    dirs.push_back(line);
+  }
+  return dirs;
+}
+
+status remove_lease_record(const std::string& leases_dir, const std::string& exec_id) {
+  std::string path = lease_record_path(leases_dir, exec_id);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return os_failure("remove lease record " + path);
+  sync_dir(leases_dir);
+  return ok();
+}
+
+sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& options) {
+  sweep_summary sum;
+  std::vector<std::string> recorded_ids;
+  for (const auto& name : list_dir(leases_dir)) {
+    std::string path = leases_dir + "/" + name;
+    if (ends_with(name, kTempSuffix)) {
+      // Written before any cgroup was made: it names nothing that exists.
+      ::unlink(path.c_str());
+      continue;
+    }
+    if (!ends_with(name, kSuffix)) continue;
+    ++sum.records;
+    std::string exec_id = name.substr(0, name.size() - kSuffix.size());
+    recorded_ids.push_back(exec_id);
+    auto dirs = read_lease_record(path);
+    if (!dirs) {
+      if (dirs.error().kind == failure_kind::refused) ++sum.refused;
+      sum.errors.push_back(dirs.error().message);
+      continue;
+    }
+    auto set = cgroup_set::adopt(*dirs);
+    if (!empty_cgroups(set, options.kill_bound, sum.killed)) {
+      sum.errors.push_back("lease " + exec_id + ": processes survived SIGKILL for " +
+                           std::to_string(options.kill_bound.count()) + " ms; record kept for the next sweep");
+      continue;
+    }
+    if (auto s = set.remove(); !s) {
+      sum.errors.push_back("lease " + exec_id + ": " + s.error().message);
+      continue;
+    }
+    if (auto s = remove_lease_record(leases_dir, exec_id); !s) {
+      sum.errors.push_back(s.error().message);
+      continue;
+    }
+    ++sum.swept;
+  }
+
+  auto now = std::chrono::system_clock::now();
+  auto mounts = options.orphan_parents.empty() ? std::vector<cgroup_mount>{} : read_cgroup_mounts();
+  for (const auto& parent : options.orphan_parents) {
+    for (const auto& id : list_dir(parent)) {
+      std::string dir = parent + "/" + id;
+      struct stat st {};
+      if (!is_lease_cgroup_dir(mounts, dir, id) || ::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      bool recorded = std::find(recorded_ids.begin(), recorded_ids.end(), id) != recorded_ids.end();
+      auto age = now - std::chrono::system_clock::from_time_t(st.st_mtime);
+      if (recorded || age < options.orphan_min_age) continue;
+      // rmdir refuses a cgroup with processes or children: only empty leftovers go.
+      if (::rmdir(dir.c_str()) == 0) ++sum.orphans_removed;
+    }
+  }
+  return sum;
+}
+
+} // namespace corral
