@@ -1,5 +1,6 @@
 #include "config/toml_profile.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <chrono>
@@ -42,22 +43,96 @@ std::string canonical_tier(const std::string& name) {
 }
 const std::set<std::string> kTiers = {"landlock", "host", "gvisor", "container", "microvm", "e2b"};
 
-// Strict UTF-8 (no overlongs, no surrogates, nothing above U+10FFFF): every string in a
-// profile must survive a JSON descriptor unchanged.
+// toml++ 3.3.0 (Debian 12) reaches __builtin_unreachable when it asks whether a character
+// in these ranges is whitespace (marzer/tomlplusplus#190, fixed upstream after 3.3.0), and
+// it asks wherever a parse path checks for whitespace: undefined behaviour on operator
+// input. So the text toml++ sees carries them as private-use characters (which it handles)
+// and every string and key read back is mapped home. Columns still count characters.
+struct shifted_range {
+  char32_t first, last;
+  char32_t to;
+};
+constexpr shifted_range kShifted[] = {
+    {0xa1, 0x499, 0xe000}, {0x2c5e, 0x3057, 0xe000 + 0x3f9}, {0xfb26, 0xfefe, 0xe000 + 0x3f9 + 0x3fa}};
+constexpr char32_t kShiftedEnd = 0xe000 + 0x3f9 + 0x3fa + 0x3d9;  // one past the last stand-in
+
+// Decodes one well-formed UTF-8 sequence at s[i] (no overlongs, no surrogates, nothing
+// above U+10FFFF); 0 bytes when it is not one.
+std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& cp) {
+  auto c = static_cast<unsigned char>(s[i]);
+  std::size_t extra = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 4;
+  if (extra == 4 || extra > s.size() - i - 1) return 0;
+  cp = extra == 0 ? c : c & (0x3fu >> extra);
+  for (std::size_t k = 1; k <= extra; ++k) {
+    auto cc = static_cast<unsigned char>(s[i + k]);
+    if ((cc & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (cc & 0x3f);
+  }
+  static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return extra + 1;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+// Rewrites code points with `map`; malformed bytes pass through for toml++ to report.
+template <class Map>
+std::string remap(std::string_view s, Map map) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    std::size_t n = decode_utf8(s, i, cp);
+    if (n == 0) {
+      out += s[i++];
+      continue;
+    }
+    append_utf8(out, map(cp));
+    i += n;
+  }
+  return out;
+}
+
+char32_t shift_for_toml(char32_t cp) {
+  for (auto& r : kShifted)
+    if (cp >= r.first && cp <= r.last) return r.to + (cp - r.first);
+  return cp;
+}
+
+char32_t shift_home(char32_t cp) {
+  for (auto& r : kShifted)
+    if (cp >= r.to && cp <= r.to + (r.last - r.first)) return r.first + (cp - r.to);
+  return cp;
+}
+
+// The stand-ins all encode with a leading 0xee byte: most strings need no work.
+std::string from_toml(std::string_view s) {
+  return s.find('\xee') == std::string_view::npos ? std::string(s) : remap(s, shift_home);
+}
+
+// Every string in a profile must survive a JSON descriptor unchanged.
 bool valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
-    auto c = static_cast<unsigned char>(s[i]);
-    std::size_t extra = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 4;
-    if (extra == 4 || extra > s.size() - i - 1) return false;
-    std::uint32_t cp = extra == 0 ? c : c & (0x3fu >> extra);
-    for (std::size_t k = 1; k <= extra; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3f);
-    }
-    static constexpr std::uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    i += extra + 1;
+    char32_t cp = 0;
+    std::size_t n = decode_utf8(s, i, cp);
+    if (n == 0) return false;
+    i += n;
   }
   return true;
 }
@@ -87,7 +162,8 @@ std::string quote_key(std::string_view k) {
 }
 
 std::string join_key(const std::string& path, std::string_view key) {
-  return path.empty() ? quote_key(key) : path + "." + quote_key(key);
+  auto k = from_toml(key);
+  return path.empty() ? quote_key(k) : path + "." + quote_key(k);
 }
 
 const char* type_name(toml::node_type t) {
@@ -297,7 +373,7 @@ private:
       fail(where, key, "must not contain a NUL character");
       return std::nullopt;
     }
-    return std::string(s);
+    return from_toml(s);
   }
 
   std::string source_;
@@ -488,7 +564,7 @@ void read_language(reader& r, const std::string& name, const toml::table& t, con
 void read_languages(reader& r, const toml::table& t, language_table& langs) {
   const std::string path = "sandbox.languages";
   for (auto&& [k, v] : t) {
-    std::string name(k.str());
+    std::string name = from_toml(k.str());
     auto key = join_key(path, name);
     if (!language_name_ok(name)) {
       r.fail(k.source(), key, "a language name uses only letters, digits, '_', '-' and '+'");
@@ -520,8 +596,9 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
   if (auto env = r.table(sb, path, "env")) {
     for (auto&& [k, v] : *env) {
       auto key = join_key("sandbox.env", k.str());
-      if (auto problem = env_name_problem(k.str()); !problem.empty()) r.fail(k.source(), key, problem);
-      else if (auto value = r.string(*env, "sandbox.env", k.str())) p.env[std::string(k.str())] = *value;
+      auto name = from_toml(k.str());
+      if (auto problem = env_name_problem(name); !problem.empty()) r.fail(k.source(), key, problem);
+      else if (auto value = r.string(*env, "sandbox.env", k.str())) p.env[name] = *value;
     }
   }
   if (auto items = r.located_strings(sb, path, "protected_paths")) {
@@ -536,13 +613,14 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
   if (auto t = r.table(sb, path, "languages")) read_languages(r, *t, p.languages);
 }
 
+// Columns count characters, as toml++ does, not bytes.
 std::string line_column(std::string_view text, std::size_t offset) {
   std::size_t line = 1, column = 1;
   for (std::size_t i = 0; i < offset; ++i) {
     if (text[i] == '\n') {
       ++line;
       column = 1;
-    } else {
+    } else if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) {
       ++column;
     }
   }
@@ -556,11 +634,21 @@ expected<profile> load_text(std::string_view text, const std::string& source, co
     return make_failure(failure_kind::config_error,
                         source + ":" + line_column(text, nul) +
                             ": the file contains a NUL byte; a config file must be UTF-8 text");
+  for (std::size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    std::size_t n = decode_utf8(text, i, cp);
+    // The stand-ins must be unambiguous; a private-use character has no place in a profile.
+    if (n && cp >= 0xe000 && cp < kShiftedEnd)
+      return make_failure(failure_kind::config_error,
+                          source + ":" + line_column(text, i) +
+                              ": private-use character in the file; a config file holds no such characters");
+    i += n ? n : 1;
+  }
   toml::table doc;
   try {
-    doc = toml::parse(text, std::string(source));
+    doc = toml::parse(remap(text, shift_for_toml), std::string(source));
   } catch (const toml::parse_error& e) {
-    std::string what(e.description());
+    std::string what = from_toml(e.description());
     auto pos = e.source().begin;
     std::string at = source + (pos ? ":" + std::to_string(pos.line) + ":" + std::to_string(pos.column) : "");
     if (what.find("utf-8") != std::string::npos || what.find("UTF-8") != std::string::npos)

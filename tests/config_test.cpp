@@ -155,6 +155,37 @@ TEST_CASE("bytes a config file may not hold", "[config]") {
     REQUIRE_FALSE(p);
     CHECK_THAT(p.error().message, Catch::Contains("UTF-8") && Catch::Contains("corral.toml:1:"));
   }
+  SECTION("characters toml++ 3.3 mishandles reach it as stand-ins and come back unchanged") {
+    // Each of these made toml++ 3.3.0 reach __builtin_unreachable (found by the fuzzer).
+    CHECK_THAT(rejection("[sandbox]\nti\xd1\x90rnetm = \"x\"\n"), Catch::Contains("test.toml:2:3") && Catch::Contains("saw '\xd1\x90'"));
+    CHECK_THAT(rejection("[sandbox.gvisor]\nrunsc = 2/usr'''''::\xc6\xbd::\n"), Catch::Contains("test.toml:2:"));
+    CHECK_THAT(rejection("[sandbox]\ntimeout = 1W[\"out:\xd1\x90ut\"]\n"), Catch::Contains("test.toml:2:"));
+    CHECK_THAT(rejection("[sandbox]\n\"\xd1\x90\" = 1\n"), Catch::Contains("unknown key 'sandbox.\"\xd1\x90\"'"));
+    CHECK_THAT(rejection("# \xee\x80\x80\n"), Catch::Contains("test.toml:1:3") && Catch::Contains("private-use"));
+    temp_dir project;
+    auto p = parse("[sandbox.env]\nA = \"\"\"\\\n  \xc2\xa7\xef\xb9\x90\xe3\x80\x80\"\"\"\n\"\xd0\x80X\" = '\xe2\xb4\x80'\n",
+                   project.path());
+    REQUIRE(p);
+    CHECK(p->env["A"] == "\xc2\xa7\xef\xb9\x90\xe3\x80\x80");
+    CHECK(p->env["\xd0\x80X"] == "\xe2\xb4\x80");
+  }
+  SECTION("non-ASCII inside strings and comments is fine") {
+    temp_dir project;
+    const std::string text = R"(# répertoire — ok
+[sandbox.env]
+A = "café \"§"
+B = '§'
+C = """§
+§"""""
+D = '''§''''
+)";
+    auto p = parse("\xef\xbb\xbf" + text, project.path());
+    REQUIRE(p);
+    CHECK(p->env["A"] == "café \"§");
+    CHECK(p->env["B"] == "§");
+    CHECK(p->env["C"] == "§\n§\"\"");
+    CHECK(p->env["D"] == "§'");
+  }
   SECTION("a TOML syntax error") {
     CHECK_THAT(rejection("[sandbox]\ntier = \n"), Catch::Contains("test.toml:2:"));
   }
