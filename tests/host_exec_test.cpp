@@ -39,7 +39,7 @@ TEST_CASE("a command runs and its output, exit code and verdict come back", "[ho
   CHECK(r->tier == "host");
   CHECK_FALSE(r->timed_out);
   CHECK(r->isolation.find("no filesystem") != std::string::npos);
-  CHECK(t.rt->tracked_processes() == 0);
+  CHECK(tracked_after_settling(*t.rt) == 0);
 }
 
 TEST_CASE("a program killed by a signal is reported as signaled, not exited", "[host][exec]") {
@@ -135,7 +135,7 @@ TEST_CASE("bad requests are refused with a clear error and nothing runs", "[host
     REQUIRE_FALSE(r);
     CHECK(r.error().message.find("unknown language 'cobol-77'") != std::string::npos);
   }
-  CHECK(t.rt->tracked_processes() == 0);
+  CHECK(tracked_after_settling(*t.rt) == 0);
 }
 
 TEST_CASE("the host tier needs an explicit opt-in and production mode refuses it", "[host][policy]") {
@@ -170,7 +170,7 @@ TEST_CASE("the timeout ends the program and keeps the output it wrote", "[host][
   CHECK(r->timed_out);
   CHECK(r->out.data == "before\n");
   CHECK(took < 10s);
-  CHECK(t.rt->tracked_processes() == 0);
+  CHECK(tracked_after_settling(*t.rt) == 0);
 }
 
 TEST_CASE("a program that ignores SIGTERM is killed after the grace", "[host][timeout]") {

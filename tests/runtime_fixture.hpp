@@ -2,10 +2,12 @@
 // this build, the host tier allowed unless a test says otherwise.
 #pragma once
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -59,6 +61,17 @@ struct test_runtime {
 
   expected<exec_result> run(exec_request r) { return rt->exec(r); }
 };
+
+// Processes the I/O loop still tracks once it has settled: the result can reach the
+// caller a moment before the loop thread drops its entry for the reaped helper, so wait
+// (bounded) rather than sample once.
+inline std::size_t tracked_after_settling(const runtime& rt,
+                                          std::chrono::milliseconds bound = std::chrono::seconds(5)) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (rt.tracked_processes() != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  return rt.tracked_processes();
+}
 
 inline exec_request shell(const std::string& code) {
   exec_request r;
