@@ -1,0 +1,432 @@
+// The landlock tier's escape suite: each case runs a program inside the tier that tries to
+// cross one boundary, and asserts from outside both that the attempt ran (the program
+// printed that it tried) and that it failed (the file was not read, the marker not
+// written, the process not signalled, the listener saw no connection).
+#include <arpa/inet.h>
+#include <cerrno>
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "runtime_fixture.hpp"
+#include "tiers/kernel_features.hpp"
+#include "tiers/landlock_tier.hpp"
+
+using namespace corral;
+using namespace corral::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+void write_text(const std::string& path, const std::string& text, mode_t mode = 0644) {
+  std::ofstream(path) << text;
+  ::chmod(path.c_str(), mode);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The reason the landlock tier cannot run here, or empty.
+std::string landlock_unavailable() {
+  profile p;
+  landlock_tier t(p, detect_kernel_features());
+  auto st = t.available();
+  return st.available ? "" : st.reason;
+}
+
+#define REQUIRE_LANDLOCK()                                                \
+  do {                                                                    \
+    auto why = landlock_unavailable();                                    \
+    if (!why.empty()) {                                                   \
+      WARN("skipped: the landlock tier is unavailable here: " << why);    \
+      return;                                                             \
+    }                                                                     \
+  } while (0)
+
+// A landlock runtime with one read-only source root and one writable output root, and a
+// secret beside them that no grant covers. Everything is world-readable, so only the
+// boundary (not file permissions) keeps the secret from the jail.
+struct jail_fixture {
+  temp_dir host{"corral-escape-"};
+  std::string src, out, outside, secret;
+  std::unique_ptr<test_runtime> t;
+
+  jail_fixture() {
+    ::chmod(host.path().c_str(), 0755);
+    src = host / "src";
+    out = host / "out";
+    outside = host / "outside";
+    for (auto& d : {src, out, outside}) ::mkdir(d.c_str(), 0755);
+    ::chmod(out.c_str(), 0777);       // the jail runs as another uid than the test
+    ::chmod(outside.c_str(), 0777);   // writable by anyone: only the boundary stops it
+    secret = outside + "/secret";
+    write_text(secret, "hunter2-secret\n");
+    write_text(src + "/granted.txt", "granted\n");
+    profile p;
+    p.tier = "landlock";
+    p.limit.kill_grace = 200ms;
+    p.source_roots.push_back({src, "/src", false});
+    p.output_roots.push_back({out, "/out", true});
+    t = std::make_unique<test_runtime>(p, false);
+  }
+
+  exec_result python(const std::string& code, std::chrono::milliseconds timeout = 20s) {
+    exec_request r;
+    r.language = "python";
+    r.code = code;
+    r.timeout = timeout;
+    auto res = t->run(r);
+    if (!res) FAIL("exec failed: " << res.error().describe());
+    return *res;
+  }
+  exec_result sh(const std::string& code, std::chrono::milliseconds timeout = 20s) {
+    auto r = shell(code);
+    r.timeout = timeout;
+    auto res = t->run(r);
+    if (!res) FAIL("exec failed: " << res.error().describe());
+    return *res;
+  }
+};
+
+bool alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+// A host process the jail will try to reach; killed and reaped on scope exit.
+struct host_sleeper {
+  pid_t pid = -1;
+  host_sleeper() {
+    pid = ::fork();
+    if (pid == 0) {
+      ::execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    REQUIRE(pid > 0);
+  }
+  ~host_sleeper() {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+};
+
+} // namespace
+
+TEST_CASE("the landlock tier runs ordinary programs", "[landlock]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  auto r = f.sh("echo hello; cat /src/granted.txt; id -u; pwd");
+  CHECK(r.how == verdict::exited);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data == "hello\ngranted\n65534\n/work\n");
+  CHECK(r.tier == "landlock");
+  CHECK(r.isolation.find("Landlock ABI") != std::string::npos);
+}
+
+TEST_CASE("a secret outside every grant cannot be read", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  auto r = f.python("import os\nfor p in [" + std::string("'") + f.secret + "', '/proc/1/root" + f.secret +
+                    "', '/proc/self/root" + f.secret + "', '/etc/shadow']:\n"
+                    "    try:\n        print('READ', open(p).read())\n"
+                    "    except OSError as e:\n        print('denied', p, e.errno)\n");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data.find("denied " + f.secret) != std::string::npos);  // the attempt ran
+  CHECK(r.out.data.find("hunter2") == std::string::npos);             // and failed
+  CHECK(r.out.data.find("READ") == std::string::npos);
+}
+
+TEST_CASE("nothing outside the output roots can be written", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  auto marker = f.outside + "/marker";
+  auto r = f.sh("for p in " + marker + " /usr/marker /etc/marker /marker /src/marker; do "
+                "if echo x > $p; then echo WROTE $p; else echo refused $p; fi; done 2>/dev/null; "
+                "echo ok > /out/written; echo ok > /tmp/private");
+  CHECK(r.out.data.find("refused " + marker) != std::string::npos);
+  CHECK(r.out.data.find("refused /src/marker") != std::string::npos);
+  CHECK(r.out.data.find("WROTE") == std::string::npos);
+  CHECK_FALSE(exists(marker));
+  CHECK_FALSE(exists("/usr/marker"));
+  CHECK_FALSE(exists(f.src + "/marker"));
+  // The output root is writable, and the jail's /tmp is its own.
+  CHECK(read_text(f.out + "/written") == "ok\n");
+  CHECK_FALSE(exists("/tmp/private"));
+}
+
+TEST_CASE("links cannot lead out of a granted directory", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  // A symlink planted in a source root by the host, pointing at the secret.
+  REQUIRE(::symlink(f.secret.c_str(), (f.src + "/escape").c_str()) == 0);
+  auto r = f.sh(
+      "cat /src/escape && echo READ1; "
+      "ln -s " + f.secret + " /out/link; cat /out/link && echo READ2; "
+      "if ln /src/granted.txt /out/hard 2>/dev/null; then echo LINKED; else echo nolink; fi; "
+      "if ln /etc/passwd /out/pw 2>/dev/null; then echo LINKED; else echo nolink; fi");
+  CHECK(r.out.data.find("hunter2") == std::string::npos);
+  CHECK(r.out.data.find("READ") == std::string::npos);
+  CHECK(r.out.data.find("nolink\nnolink") != std::string::npos);
+  CHECK_FALSE(exists(f.out + "/hard"));
+  CHECK_FALSE(exists(f.out + "/pw"));
+}
+
+TEST_CASE("the caller's environment and other processes stay invisible", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  ::setenv("CORRAL_ESCAPE_SECRET", "hunter2-env", 1);
+  jail_fixture f;
+  host_sleeper sleeper;
+  auto r = f.sh("env; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n'; "
+                "cat /proc/*/cmdline 2>/dev/null | tr '\\0' ' '; echo; "
+                "ls /proc | grep -c '^[0-9]'; "
+                "test -e /proc/" + std::to_string(sleeper.pid) + " && echo SEEN || echo unseen");
+  ::unsetenv("CORRAL_ESCAPE_SECRET");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data.find("hunter2-env") == std::string::npos);
+  CHECK(r.out.data.find("sleep 60") == std::string::npos);
+  CHECK(r.out.data.find("unseen") != std::string::npos);
+}
+
+TEST_CASE("a TCP listener on the host cannot be reached", "[landlock][escape][network]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  int port = ntohs(addr.sin_port);
+  auto r = f.python("import socket\ns = socket.socket()\ns.settimeout(2)\n"
+                    "try:\n    s.connect(('127.0.0.1', " + std::to_string(port) + "))\n    print('CONNECTED')\n"
+                    "except OSError as e:\n    print('refused', e.errno)\n");
+  pollfd p{listener, POLLIN, 0};
+  int pending = ::poll(&p, 1, 200);
+  ::close(listener);
+  CHECK(r.out.data.find("refused") != std::string::npos);
+  CHECK(r.out.data.find("CONNECTED") == std::string::npos);
+  CHECK(pending == 0);  // nothing reached the listener
+}
+
+TEST_CASE("an abstract unix socket on the host cannot be reached", "[landlock][escape][network]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::string name = "corral-escape-" + std::to_string(::getpid());
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
+  REQUIRE(::listen(listener, 4) == 0);
+  auto r = f.python("import socket\ns = socket.socket(socket.AF_UNIX)\n"
+                    "try:\n    s.connect('\\0" + name + "')\n    print('CONNECTED')\n"
+                    "except OSError as e:\n    print('refused', e.errno)\n");
+  pollfd p{listener, POLLIN, 0};
+  int pending = ::poll(&p, 1, 200);
+  ::close(listener);
+  CHECK(r.out.data.find("refused") != std::string::npos);
+  CHECK(r.out.data.find("CONNECTED") == std::string::npos);
+  CHECK(pending == 0);
+}
+
+TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  host_sleeper sleeper;
+  auto pid = std::to_string(sleeper.pid);
+  auto r = f.python("import ctypes, os, signal\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                    "try:\n    os.kill(" + pid + ", signal.SIGKILL)\n    print('KILLED')\n"
+                    "except OSError as e:\n    print('kill refused', e.errno)\n"
+                    "rc = libc.ptrace(16, " + pid + ", 0, 0)\n"  // PTRACE_ATTACH
+                    "print('ptrace', rc, ctypes.get_errno())\n"
+                    "rc = libc.ptrace(16, 1, 0, 0)\nprint('ptrace-init', rc, ctypes.get_errno())\n");
+  CHECK(r.out.data.find("kill refused") != std::string::npos);
+  CHECK(r.out.data.find("KILLED") == std::string::npos);
+  CHECK(r.out.data.find("ptrace -1 1\n") != std::string::npos);       // EPERM from seccomp
+  CHECK(r.out.data.find("ptrace-init -1 1\n") != std::string::npos);  // not even the jail's init
+  CHECK(alive(sleeper.pid));
+}
+
+TEST_CASE("the denied system calls fail with EPERM", "[landlock][escape][seccomp]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  // x86_64 numbers; each call is made with arguments that would succeed or fail with a
+  // different errno if the filter did not stop it first.
+  auto r = f.python(R"(import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+calls = {
+  'unshare': (272, 0x10000000), 'setns': (308, 0, 0), 'mount': (165, 0, 0, 0, 0, 0),
+  'umount2': (166, 0, 0), 'pivot_root': (155, 0, 0), 'bpf': (321, 0, 0, 0),
+  'perf_event_open': (298, 0, 0, 0, 0, 0), 'io_uring_setup': (425, 1, 0),
+  'keyctl': (250, 0, 0, 0, 0, 0), 'add_key': (248, 0, 0, 0, 0, 0),
+  'request_key': (249, 0, 0, 0, 0), 'userfaultfd': (323, 0),
+  'process_vm_readv': (310, 1, 0, 0, 0, 0, 0), 'kexec_load': (246, 0, 0, 0, 0),
+  'init_module': (175, 0, 0, 0), 'finit_module': (313, 0, 0, 0),
+  'delete_module': (176, 0, 0), 'personality': (135, 0x0040000),
+  'clone_newns': (56, 0x00020000 | 17, 0, 0, 0, 0), 'open_tree': (428, 0, 0, 0),
+  'fsopen': (430, 0, 0), 'move_mount': (429, 0, 0, 0, 0, 0),
+}
+for name, args in calls.items():
+    rc = libc.syscall(*[ctypes.c_long(a) for a in args])
+    print(name, rc, ctypes.get_errno())
+import fcntl, termios, os
+for req, label in ((termios.TIOCSTI, 'tiocsti'), (0x541C, 'tioclinux')):
+    try:
+        fcntl.ioctl(0, req, b'x')
+        print(label, 'ALLOWED')
+    except OSError as e:
+        print(label, -1, e.errno)
+)");
+  CHECK(r.exit_code == 0);
+  for (const char* name : {"unshare", "setns", "mount", "umount2", "pivot_root", "bpf", "perf_event_open",
+                           "io_uring_setup", "keyctl", "add_key", "request_key", "userfaultfd",
+                           "process_vm_readv", "kexec_load", "init_module", "finit_module",
+                           "delete_module", "personality", "clone_newns", "open_tree", "fsopen",
+                           "move_mount", "tiocsti", "tioclinux"}) {
+    INFO(name << " in:\n" << r.out.data);
+    CHECK(r.out.data.find(std::string(name) + " -1 1\n") != std::string::npos);
+  }
+}
+
+TEST_CASE("the landlock tier can be configured to kill on a denied call", "[landlock][seccomp]") {
+  REQUIRE_LANDLOCK();
+  temp_dir state;
+  profile p;
+  p.tier = "landlock";
+  p.landlock.seccomp_kill = true;
+  test_runtime t(p, false);
+  auto r = t.run(shell("echo before; unshare -U true; echo after"));
+  REQUIRE(r);
+  CHECK(r->out.data.find("before") != std::string::npos);
+  CHECK(r->err.data.find("Bad system call") != std::string::npos);
+}
+
+TEST_CASE("inherited descriptors do not reach the program", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  // An fd without close-on-exec in the runtime's own process, as a careless embedder has.
+  int leaked = ::open(f.secret.c_str(), O_RDONLY);
+  REQUIRE(leaked >= 0);
+  auto r = f.python("import os\nprint(sorted(int(x) for x in os.listdir('/proc/self/fd')))\n");
+  ::close(leaked);
+  CHECK(r.out.data == "[0, 1, 2, 3]\n");  // stdio, and the listing's own directory fd
+}
+
+TEST_CASE("background descendants die with the jailed execution", "[landlock][descendants]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  bool on_timeout = GENERATE(false, true);
+  auto marker = f.out + "/late";
+  auto r = f.sh("setsid sh -c 'sleep 1; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
+                "nohup sh -c 'sleep 1; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
+                "echo launched" + std::string(on_timeout ? "; sleep 30" : ""),
+                on_timeout ? 500ms : 20000ms);
+  CHECK(r.out.data == "launched\n");
+  CHECK(r.how == (on_timeout ? verdict::timed_out : verdict::exited));
+  std::this_thread::sleep_for(1500ms);
+  CHECK_FALSE(exists(marker));
+  CHECK(tracked_after_settling(*f.t->rt) == 0);
+}
+
+TEST_CASE("a fork bomb is bounded by the pids limit and reported", "[landlock][limits]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  exec_request req = shell("echo start; bomb() { bomb | bomb & }; bomb; sleep 2; echo end");
+  req.pids_limit = 32;
+  req.timeout = 10s;
+  auto r = f.t->run(req);
+  REQUIRE(r);
+  INFO(r->err.data.substr(0, 400));
+  CHECK(r->out.data.find("start") != std::string::npos);
+  CHECK(r->how == verdict::pids_limit);
+  CHECK(r->duration < 10s);
+  CHECK(tracked_after_settling(*f.t->rt) == 0);
+}
+
+TEST_CASE("a 4 GiB allocation is stopped by the memory limit and reported", "[landlock][limits]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  exec_request req;
+  req.language = "python";
+  req.code = "print('allocating', flush=True)\nx = bytearray(4 * 1024**3)\nx[::4096] = b'x' * (len(x) // 4096)\nprint('ALLOCATED')\n";
+  req.memory_limit_bytes = 128 * kMiB;
+  req.timeout = 20s;
+  auto r = f.t->run(req);
+  REQUIRE(r);
+  CHECK(r->out.data.find("allocating") != std::string::npos);
+  CHECK(r->out.data.find("ALLOCATED") == std::string::npos);
+  // Either the OOM killer ended it or the allocation failed (MemoryError) against the limit.
+  bool oom = r->how == verdict::out_of_memory;
+  bool refused = r->err.data.find("MemoryError") != std::string::npos;
+  CHECK((oom || refused));
+  CHECK(r->usage.peak_memory_bytes <= 160 * kMiB);
+}
+
+TEST_CASE("kernel feature detection matches what the kernel does", "[landlock][features]") {
+  auto f = detect_kernel_features();
+  // Landlock: the reported ABI is the one a direct query returns.
+  long abi = ::syscall(444 /* landlock_create_ruleset */, nullptr, 0, 1u);
+  CHECK(f.landlock_abi == (abi > 0 ? abi : 0));
+  // User namespaces: the report agrees with a real attempt in a child.
+  pid_t pid = ::fork();
+  if (pid == 0) _exit(::unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(f.user_namespaces == (WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  // A floor above this kernel's ABI makes the tier unavailable, saying so.
+  profile p;
+  p.landlock.abi_floor = static_cast<unsigned>(f.landlock_abi + 1);
+  landlock_tier t(p, f);
+  auto st = t.available();
+  CHECK_FALSE(st.available);
+  CHECK((st.reason.find("floor") != std::string::npos || st.reason.find("navailable") != std::string::npos ||
+         !f.user_namespaces));
+  // Without user namespaces the tier says which feature is missing.
+  auto without = f;
+  without.user_namespaces = false;
+  without.user_namespace_error = "probe";
+  auto st2 = landlock_tier(profile{}, without).available();
+  CHECK_FALSE(st2.available);
+  CHECK(st2.reason.find("user namespaces") != std::string::npos);
+  auto no_cgroup = f;
+  no_cgroup.cgroup_version = 0;
+  no_cgroup.cgroup_error = "probe";
+  auto st3 = landlock_tier(profile{}, no_cgroup).available();
+  if (f.user_namespaces && f.landlock_abi > 0) {
+    CHECK_FALSE(st3.available);
+    CHECK(st3.reason.find("cgroup") != std::string::npos);
+  }
+}
+
+TEST_CASE("a runtime never runs landlock requests weaker when the tier is unavailable", "[landlock][policy]") {
+  auto f = detect_kernel_features();
+  profile p;
+  p.tier = "landlock";
+  p.landlock.abi_floor = static_cast<unsigned>(f.landlock_abi + 1);
+  test_runtime t(p, true);  // even with the host opt-in, nothing falls back to host
+  temp_dir d;
+  auto marker = d / "ran";
+  auto r = t.run(shell("touch " + marker));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().kind == failure_kind::tier_unavailable);
+  CHECK_FALSE(exists(marker));
+}
