@@ -23,7 +23,7 @@ language_table language_table::builtin() {
   t.define({"javascript", "main.js", {}, {"node", "{src}"}, {}, ""});
   t.define({"typescript", "main.ts", {}, {}, {},
             "TypeScript needs a real TypeScript runner; corral does not run TypeScript as "
-            "JavaScript. Configure one, e.g. [languages.typescript] run = [\"tsx\", \"{src}\"]"});
+            "JavaScript. Configure one, e.g. [sandbox.languages.typescript] run = [\"tsx\", \"{src}\"]"});
   t.define({"rust", "main.rs", {"rustc", "--edition", "2021", "-o", "{bin}", "{src}"}, {"{bin}"},
             kRustToolchainEnv, ""});
   t.define({"c", "main.c", {"cc", "-O1", "-o", "{bin}", "{src}"}, {"{bin}"}, kCToolchainEnv, ""});
