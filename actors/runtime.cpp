@@ -12,11 +12,13 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
+#include "actors/cgroup_lease.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/io_loop.hpp"
 #include "actors/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "tiers/default_tiers.hpp"
+#include "tiers/lease_record.hpp"
 
 #ifndef CORRAL_INSTALLED_HELPER
 #define CORRAL_INSTALLED_HELPER "/usr/local/libexec/corral/corral-exec"
@@ -97,6 +99,12 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   auto dir = prepare_state_dir(options.state_dir);
   if (!dir) return dir.error();
   p->state_dir = *dir;
+  // A crashed earlier run may have left cgroups with processes in them: kill and remove
+  // them before anything new starts.
+  auto swept = sweep_leases(p->state_dir + "/leases");
+  if (swept.records > 0)
+    spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs)", swept.swept,
+                 swept.refused);
 
   p->prof = std::make_shared<const profile>(std::move(options.prof));
   p->features = detect_kernel_features();
@@ -118,8 +126,18 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   auto* sys = p->sys.get();
   auto* io = p->io.get();
   auto state_dir = p->state_dir;
-  sc.make_lease = [sys, io](const execution_plan& plan) -> caf::actor {
-    return sys->spawn(process_group_lease, io, plan.effective.kill_grace);
+  auto features = p->features;
+  auto leases_dir = p->state_dir + "/leases";
+  sc.make_lease = [sys, io, features, leases_dir](const execution_plan& plan) -> caf::actor {
+    if (!plan.boundary->needs_cgroup_lease())
+      return sys->spawn(process_group_lease, io, plan.effective.kill_grace);
+    cgroup_lease_config lc;
+    lc.exec_id = plan.id;
+    lc.leases_dir = leases_dir;
+    lc.lim = plan.effective;
+    lc.kill_grace = plan.effective.kill_grace;
+    lc.features = features;
+    return spawn_cgroup_lease(*sys, lc);
   };
   p->sup = spawn_supervisor(*p->sys, std::move(sc));
   return std::unique_ptr<runtime>(new runtime(std::move(p)));
