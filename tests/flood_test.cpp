@@ -3,7 +3,6 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
-#include <thread>
 
 #include "runtime_fixture.hpp"
 
@@ -25,16 +24,6 @@ std::uint64_t peak_rss() {
     if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
   FAIL("no VmHWM in /proc/self/status");
   return 0;
-}
-
-// Processes the runtime's I/O loop still tracks once it has settled. The result can arrive
-// a loop iteration before the loop forgets the finished helper (release and uv_close are
-// asynchronous), so a count of 1 right after exec() is not a leak; one that stays is.
-std::size_t tracked_after_settling(const runtime& rt) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (rt.tracked_processes() != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return rt.tracked_processes();
 }
 
 std::string notice(std::uint64_t cap, std::uint64_t dropped) {

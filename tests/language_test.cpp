@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <sstream>
 #include <sys/stat.h>
-#include <thread>
 #include <unistd.h>
 
 #include "runtime_fixture.hpp"
@@ -30,16 +29,6 @@ bool have(const std::string& tool) {
   if (on_path(tool)) return true;
   WARN("skipped: " << tool << " is not installed on PATH");
   return false;
-}
-
-// Processes the runtime's I/O loop still tracks once it has settled. The result can arrive
-// a loop iteration before the loop forgets the finished helper (release and uv_close are
-// asynchronous), so a count of 1 right after exec() is not a leak; one that stays is.
-std::size_t tracked_after_settling(const runtime& rt) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (rt.tracked_processes() != 0 && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  return rt.tracked_processes();
 }
 
 exec_request snippet(const std::string& language, const std::string& code, std::vector<std::string> args = {}) {
