@@ -1,5 +1,6 @@
 #include "tiers/default_tiers.hpp"
 
+#include "tiers/external_tiers.hpp"
 #include "tiers/host_tier.hpp"
 #include "tiers/landlock_tier.hpp"
 
@@ -9,6 +10,8 @@ std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const ke
   auto registry = std::make_shared<tier_registry>();
   registry->add(std::make_shared<landlock_tier>(prof, features));
   registry->add(std::make_shared<host_tier>());
+  // Each external preflight runs once, on first use, within this bound.
+  add_external_tiers(*registry, prof, std::chrono::milliseconds(3000));
   return registry;
 }
 
