@@ -36,6 +36,13 @@ struct captured_stream {
   std::uint64_t dropped_bytes = 0;
 };
 
+// One setup step of the exec helper (spec, cgroup, namespaces, filesystem, landlock, …)
+// and how long it took: where a launch's milliseconds go.
+struct setup_step {
+  std::string name;
+  std::uint64_t micros = 0;
+};
+
 struct exec_result {
   std::string execution_id;
   verdict how = verdict::exited;
@@ -49,6 +56,7 @@ struct exec_result {
   std::string isolation;                  // the isolation class that actually applied
   std::vector<std::string> not_enforced;  // requested limits this tier did not enforce
   resource_usage usage;
+  std::vector<setup_step> steps;  // of every step (compile, then run), in order
 };
 
 } // namespace corral

@@ -60,6 +60,7 @@ void deliver(self_ptr self, const lease_report& report) {
   r.tier = st.plan.boundary->name();
   r.isolation = st.isolation;
   r.not_enforced = st.not_enforced;
+  r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st.started);
   r.timed_out = st.timed_out;
@@ -244,6 +245,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         switch (ev.line.what) {
           case status_line::kind::step:
             spdlog::debug("execution {} step {} {} us", st.plan.id, ev.line.name, ev.line.micros);
+            st.steps.push_back({ev.line.name, ev.line.micros});
             break;
           case status_line::kind::started: break;
           case status_line::kind::failed: st.start_failure = ev.line; break;

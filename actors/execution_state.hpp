@@ -41,6 +41,7 @@ struct execution_state {
 
   std::vector<std::string> not_enforced;
   std::string isolation;
+  std::vector<setup_step> steps;  // the helper's setup timings, as reported
   resource_usage usage;
 };
 

@@ -99,6 +99,8 @@ nlohmann::json to_json(const exec_result& r) {
   j["tier"] = r.tier;
   j["isolation"] = r.isolation;
   j["not_enforced"] = r.not_enforced;
+  auto& steps = j["setup_steps_us"] = nlohmann::json::array();
+  for (auto& step : r.steps) steps.push_back({{"step", step.name}, {"us", step.micros}});
   j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},
                 {"cpu_user_us", r.usage.cpu_user_us},
                 {"cpu_system_us", r.usage.cpu_system_us}};
