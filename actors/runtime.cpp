@@ -17,6 +17,7 @@
 #include "actors/io_loop.hpp"
 #include "actors/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
+#include "config/protected_paths.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/lease_record.hpp"
 
@@ -106,6 +107,8 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
     spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs)", swept.swept,
                  swept.refused);
 
+  // The state dir holds lease records and scratch dirs: no root may expose it.
+  if (auto s = check_protected(options.prof, {p->state_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
   p->features = detect_kernel_features();
   p->registry = build_default_tiers(*p->prof, p->features);
