@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <caf/actor.hpp>
+
 namespace corral {
 
 struct exec_request {
@@ -28,6 +30,9 @@ struct exec_request {
   std::map<std::string, std::string> env;
   // Empty: the profile's tier.
   std::string tier;
+  // Optional: receives execution_started once, then output_chunk for each piece of kept
+  // output while it runs (the result still carries all of it). Not part of the policy.
+  caf::actor live_output;
 };
 
 } // namespace corral

@@ -140,8 +140,9 @@ void start_step(self_ptr self) {
   const auto& step = st.plan.steps[st.step];
   bool last = st.step + 1 == st.plan.steps.size();
   auto cap = st.plan.effective.output_cap;
-  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap);
-  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap);
+  auto live = st.plan.live_output;
+  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live);
+  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live);
   auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
 
   spawn_order order;
@@ -202,6 +203,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         st.reply = self->make_response_promise<exec_outcome>();
         st.started = std::chrono::steady_clock::now();
         if (auto caller = caf::actor_cast<caf::actor>(self->current_sender())) self->monitor(caller);
+        if (st.plan.live_output) self->send(st.plan.live_output, execution_started{st.plan.id, self});
         st.lease = st.env.make_lease(st.plan);
         self->monitor(st.lease);
         st.phase = execution_phase::leasing;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/stateful_actor.hpp>
 
 #include "config/limits.hpp"
@@ -41,6 +42,13 @@ struct execution_plan {
   std::string scratch_dir;  // created by the supervisor, removed when the execution ends
   std::string caller_path;
   std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
+  caf::actor live_output;                 // the request's subscriber, if any
+};
+
+// Sent to a live_output subscriber when its execution starts: the handle lets it cancel.
+struct execution_started {
+  std::string execution_id;
+  caf::actor execution;
 };
 
 struct execution_env {
@@ -58,3 +66,5 @@ caf::behavior execution(caf::stateful_actor<execution_state>* self, execution_pl
                         execution_env env);
 
 } // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::execution_started)

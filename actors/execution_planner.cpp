@@ -105,6 +105,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   plan.boundary = ctx.boundary;
   plan.effective = *effective;
   plan.stdin_data = r.stdin_data;
+  plan.live_output = r.live_output;
   plan.caller_path = ctx.caller_path;
 
   // The child's environment: the policy's, then the request's on top. Nothing of the host's.

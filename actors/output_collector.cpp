@@ -42,7 +42,7 @@ captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint6
 }
 
 caf::behavior output_collector(caf::event_based_actor* self, caf::actor owner, stream_kind stream,
-                               std::uint64_t cap) {
+                               std::uint64_t cap, caf::actor live) {
   struct capture {
     std::string kept;
     std::uint64_t dropped = 0;
@@ -54,6 +54,7 @@ caf::behavior output_collector(caf::event_based_actor* self, caf::actor owner, s
         // even if a caller grants more.
         auto room = cap > state->kept.size() ? cap - state->kept.size() : 0;
         auto take = std::min<std::uint64_t>(room, chunk.bytes.size());
+        if (live && take > 0) self->send(live, output_chunk{stream, chunk.bytes.substr(0, take)});
         state->kept.append(chunk.bytes, 0, take);
         state->dropped += chunk.bytes.size() - take;
       },

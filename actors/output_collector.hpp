@@ -4,6 +4,7 @@
 #pragma once
 
 #include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
 
 #include "actors/exec_result.hpp"
@@ -15,8 +16,18 @@ namespace corral {
 // the kept text never ends inside a character, and appends a visible notice.
 captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint64_t dropped);
 
-// Sends stream_done{stream, captured} to `owner` at EOF, then quits.
+// A piece of kept output, forwarded live to a subscriber (streaming to an agent UI).
+struct output_chunk {
+  stream_kind stream;
+  std::string bytes;
+};
+
+// Sends stream_done{stream, captured} to `owner` at EOF, then quits. With a `live`
+// subscriber, each kept piece also goes to it as output_chunk, so what streams is exactly
+// what the result keeps (never past the cap).
 caf::behavior output_collector(caf::event_based_actor* self, caf::actor owner, stream_kind stream,
-                               std::uint64_t cap);
+                               std::uint64_t cap, caf::actor live = {});
 
 } // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::output_chunk)
