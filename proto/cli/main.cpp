@@ -14,6 +14,7 @@ commands:
   run       run one program or snippet inside the boundary (corral run --help)
   doctor    show what this machine can enforce, and why a tier is unavailable
   describe  print the profile's descriptor: canonical JSON and its SHA-256 digest
+  serve     the daemon: JSON-RPC 2.0 on a Unix socket or stdio (corral serve --help)
   help      this text
 
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   if (command == "run") return corral::cli::run_command(args);
   if (command == "doctor") return corral::cli::doctor_command(args);
   if (command == "describe") return corral::cli::describe_command(args);
+  if (command == "serve") return corral::cli::serve_command(args);
   std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

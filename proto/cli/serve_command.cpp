@@ -1,0 +1,95 @@
+// corral serve: the daemon (proto/daemon.hpp; the protocol is proto/PROTOCOL.md).
+#include <cstdlib>
+#include <iostream>
+#include <unistd.h>
+
+#include "config/toml_profile.hpp"
+#include "proto/cli/commands.hpp"
+#include "proto/daemon.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
+                    [--config FILE] [--allow-host] [-v]
+
+Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
+with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: executions are terminated,
+leases finished and the socket removed.
+
+options:
+  --socket PATH   the socket (default: /run/corral/corral.sock for root, else
+                  $XDG_RUNTIME_DIR/corral/corral.sock); created 0600 in a directory only
+                  this user can write; a stale socket is replaced, a live one refused
+  --stdio         serve one client on stdin/stdout (without --socket: only that, and
+                  exit when it hangs up)
+  --allow-uid U   admit clients with this uid (repeatable; checked with SO_PEERCRED)
+  --allow-gid G   admit clients with this primary gid (repeatable)
+                  default when neither is given: only this daemon's own uid
+  --config FILE   the corral.toml to use (default: ./corral.toml if present)
+  --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  -v              debug logging on stderr
+)";
+
+bool parse_id(const std::string& text, unsigned long& out) {
+  char* end = nullptr;
+  out = std::strtoul(text.c_str(), &end, 10);
+  return !text.empty() && *end == '\0' && text[0] != '-';
+}
+
+} // namespace
+
+int serve_command(const std::vector<std::string>& args) {
+  daemon_options options;
+  std::string config_path;
+  bool allow_host = false, verbose = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    bool has_value = i + 1 < args.size();
+    unsigned long id = 0;
+    if (a == "--help" || a == "-h") {
+      std::cout << kServeUsage;
+      return 0;
+    } else if (a == "--socket" && has_value) {
+      options.socket_path = args[++i];
+    } else if (a == "--stdio") {
+      options.stdio = true;
+    } else if (a == "--allow-uid" && has_value && parse_id(args[i + 1], id)) {
+      options.allowed.uids.push_back(static_cast<uid_t>(id));
+      ++i;
+    } else if (a == "--allow-gid" && has_value && parse_id(args[i + 1], id)) {
+      options.allowed.gids.push_back(static_cast<gid_t>(id));
+      ++i;
+    } else if (a == "--config" && has_value) {
+      config_path = args[++i];
+    } else if (a == "--allow-host") {
+      allow_host = true;
+    } else if (a == "-v" || a == "--verbose") {
+      verbose = true;
+    } else {
+      std::cerr << "corral serve: bad or incomplete option " << a << "\n" << kServeUsage;
+      return kExitRefused;
+    }
+  }
+  configure_logging(verbose);
+  char cwd[4096];
+  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  if (!prof) {
+    std::cerr << "corral serve: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  runtime_options ro;
+  ro.prof = std::move(*prof);
+  ro.allow_host = allow_host;
+  if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
+  if (!options.socket_path.empty()) std::cerr << "corral serve: listening on " << options.socket_path << "\n";
+  auto served = run_daemon(std::move(ro), std::move(options));
+  if (!served) {
+    std::cerr << "corral serve: " << served.error().describe() << "\n";
+    return kExitRefused;
+  }
+  return 0;
+}
+
+} // namespace corral::cli

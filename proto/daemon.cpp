@@ -1,0 +1,63 @@
+#include "proto/daemon.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "proto/client_connection.hpp"
+#include "proto/descriptor.hpp"
+#include "proto/machine_report.hpp"
+
+namespace corral {
+
+std::string default_socket_path() {
+  if (::geteuid() == 0) return "/run/corral/corral.sock";
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/corral/corral.sock";
+  return "/tmp/corral-" + std::to_string(::geteuid()) + "/corral.sock";
+}
+
+status run_daemon(runtime_options ro, daemon_options options) {
+  if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
+  if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());
+  auto policy = selection_policy_from_env(ro.allow_host);
+
+  // The runtime first: it creates the state directory (where the default socket lives)
+  // and sweeps leases a killed daemon left before anything new can start.
+  auto started = runtime::start(std::move(ro));
+  if (!started) return started.error();
+  auto rt = std::move(*started);
+
+  auto info = std::make_shared<daemon_info>();
+  info->supervisor = rt->supervisor();
+  info->capabilities = machine_report(rt->features(), rt->tiers(), policy);
+  info->descriptor = profile_descriptor(rt->frozen_profile(), rt->features(), rt->tiers());
+  info->started = std::chrono::steady_clock::now();
+  info->max_execs_per_client = options.max_execs_per_client;
+
+  auto* sys = &rt->system();
+  std::shared_ptr<const daemon_info> shared;
+  socket_loop loop(options.limits, [sys, &shared](connection_id id, const peer_credentials& peer) {
+    return sys->spawn(client_connection, id, peer, shared);
+  });
+  info->loop = &loop;
+  shared = info;
+
+  if (!options.socket_path.empty()) {
+    if (auto s = loop.listen(options.socket_path, options.allowed); !s) return s;
+    spdlog::info("serving on {} for {}", options.socket_path, options.allowed.describe());
+  }
+  if (options.stdio) {
+    if (auto s = loop.attach_stdio(); !s) return s;
+  }
+  loop.run();
+  // Every client is closed by now, so every execution has been told to cancel; stopping
+  // the runtime waits until their leases have finished. The loop outlives the actors.
+  rt.reset();
+  return ok();
+}
+
+} // namespace corral

@@ -1,0 +1,103 @@
+#include "proto/exec_job.hpp"
+
+#include <memory>
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/execution.hpp"
+#include "actors/execution_messages.hpp"
+#include "actors/output_collector.hpp"
+#include "proto/daemon_messages.hpp"
+#include "proto/jsonrpc.hpp"
+#include "proto/result_json.hpp"
+
+namespace corral {
+
+namespace {
+
+// Bytes at the end of `s` that begin a character whose remaining bytes have not arrived.
+std::size_t incomplete_tail(const std::string& s) {
+  std::size_t n = s.size();
+  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+    auto c = static_cast<unsigned char>(s[n - back]);
+    if ((c & 0xC0) == 0x80) continue;
+    std::size_t need = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+} // namespace
+
+std::string utf8_carry::take(const std::string& bytes) {
+  std::string all = std::move(held_) + bytes;
+  auto tail = incomplete_tail(all);
+  held_ = all.substr(all.size() - tail);
+  all.resize(all.size() - tail);
+  return all;
+}
+
+std::string utf8_carry::flush() { return std::exchange(held_, std::string()); }
+
+nlohmann::json output_notification(const nlohmann::json& id, const std::string& stream, const std::string& bytes) {
+  nlohmann::json p{{"id", id}, {"stream", stream}};
+  if (is_valid_utf8(bytes)) {
+    p["data"] = bytes;
+  } else {
+    p["data"] = to_valid_utf8(bytes);
+    p["data_base64"] = base64_encode(bytes);
+  }
+  return p;
+}
+
+caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf::actor supervisor,
+                       exec_params params, nlohmann::json id, std::string key) {
+  struct job_state {
+    caf::actor execution;
+    bool cancel_requested = false;
+    utf8_carry out, err;
+  };
+  auto st = std::make_shared<job_state>();
+  bool stream = params.stream;
+  auto emit = [=](stream_kind kind, const std::string& bytes) {
+    if (bytes.empty()) return;
+    auto name = kind == stream_kind::out ? "stdout" : "stderr";
+    self->send(connection, rpc_out_atom::value, rpc::notification_line("exec.output", output_notification(id, name, bytes)));
+  };
+  auto request = std::move(params.request);
+  request.live_output = self;
+  self->request(supervisor, caf::infinite, exec_atom::value, std::move(request))
+      .then(
+          [=](exec_outcome& o) {
+            emit(stream_kind::out, st->out.flush());
+            emit(stream_kind::err, st->err.flush());
+            auto line = o.ok ? rpc::response_line(id, to_json(o.result)) : rpc::error_line(rpc::error_from(o.error, id));
+            self->send(connection, job_done_atom::value, key, std::move(line));
+            self->quit();
+          },
+          [=](caf::error& e) {
+            auto f = make_failure(failure_kind::internal, "supervisor: " + self->system().render(e));
+            self->send(connection, job_done_atom::value, key, rpc::error_line(rpc::error_from(f, id)));
+            self->quit();
+          });
+  return {
+      [=](execution_started& started) {
+        st->execution = started.execution;
+        self->send(connection, rpc_out_atom::value,
+                   rpc::notification_line("exec.started", {{"id", id}, {"execution_id", started.execution_id}}));
+        if (st->cancel_requested) self->send(st->execution, cancel_atom::value);
+      },
+      [=](output_chunk& chunk) {
+        if (!stream) return;
+        auto& carry = chunk.stream == stream_kind::out ? st->out : st->err;
+        emit(chunk.stream, carry.take(chunk.bytes));
+      },
+      [=](job_cancel_atom) {
+        st->cancel_requested = true;
+        if (st->execution) self->send(st->execution, cancel_atom::value);
+      },
+  };
+}
+
+} // namespace corral
