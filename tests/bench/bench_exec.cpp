@@ -1,5 +1,6 @@
-// corral_bench: what one execution costs against plain posix_spawn+waitpid, and how fast a
-// collector drains a flood past its cap. Usage: corral_bench [--tier NAME]  (env BENCH_N)
+// corral_bench: what one execution costs against plain posix_spawn+waitpid, which setup
+// steps that time goes to, and how fast a collector drains a flood past its cap.
+// Usage: corral_bench [--tier NAME]  (env BENCH_N, BENCH_DRAIN_N)
 // Every figure is measured in this run, baseline included, so ratios compare like with like.
 #include <algorithm>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <functional>
+#include <utility>
 #include <memory>
 #include <spawn.h>
 #include <string>
@@ -191,7 +193,18 @@ int run(int argc, char** argv) {
   auto base = summarize(sample(warmup, n, [] { return spawn_and_wait({"/bin/true"}); }));
   std::printf("spawn_true median_us=%.1f p90_us=%.1f n=%d\n", base.median_us, base.p90_us, n);
 
-  auto inproc = summarize(sample(warmup, n, [&] { return exec_ok(true_req); }));
+  // Each result's setup steps, by name in the order the helper reports them.
+  std::vector<std::pair<std::string, std::vector<double>>> steps;
+  auto inproc = summarize(sample(warmup, n, [&] {
+    exec_result r;
+    if (!exec_ok(true_req, &r)) return false;
+    for (auto& step : r.steps) {
+      auto it = std::find_if(steps.begin(), steps.end(), [&](auto& s) { return s.first == step.name; });
+      if (it == steps.end()) it = steps.insert(steps.end(), {step.name, {}});
+      it->second.push_back(static_cast<double>(step.micros));
+    }
+    return true;
+  }));
   print_latency("exec_true_inprocess", tier, inproc, base, n);
 
   std::vector<std::string> cli = {CORRAL_BENCH_CLI, "run", "--tier", tier};
@@ -224,9 +237,14 @@ int run(int argc, char** argv) {
               mb_per_s(pipe.median_us), pipe.median_us / 1000, mb_per_s(collector.median_us) / mb_per_s(pipe.median_us),
               drain_n);
 
-  // exec_result carries no per-step timings yet (the helper's step status lines are only
-  // logged at debug level); print them here once the result exposes them.
-  std::printf("step_breakdown skipped: exec_result has no per-step timings (see corral run -v for the helper's step lines)\n");
+  // Where the in-process latency goes, as the exec helper reports its setup steps
+  // (warm-up runs included: a step's cost does not depend on being measured).
+  if (steps.empty()) std::printf("step_breakdown skipped: tier %s reports no setup steps\n", tier.c_str());
+  for (auto& [name, us] : steps) {
+    auto st = summarize(us);
+    std::printf("step %s tier=%s median_us=%.1f p90_us=%.1f share_of_inprocess=%.2f\n", name.c_str(), tier.c_str(),
+                st.median_us, st.p90_us, st.median_us / inproc.median_us);
+  }
   return 0;
 }
 
