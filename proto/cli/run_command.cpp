@@ -8,6 +8,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/run_options.hpp"
+#include "proto/daemon_client.hpp"
 #include "proto/result_json.hpp"
 
 namespace corral::cli {
@@ -39,6 +40,25 @@ void write_all(int fd, const std::string& data) {
   }
 }
 
+// --connect: the same output and exit status, with the daemon doing the work. Output
+// streams as it arrives (all of it at the end with --json, as in-process).
+int run_via_daemon(const run_options& options) {
+  auto client = daemon_client::connect(options.connect_socket);
+  if (!client) return refuse(client.error(), options.json);
+  daemon_client::output_fn live;
+  if (!options.json)
+    live = [](const std::string& stream, const std::string& bytes) {
+      write_all(stream == "stderr" ? STDERR_FILENO : STDOUT_FILENO, bytes);
+    };
+  auto result = client->exec(options.request, live);
+  if (!result) return refuse(result.error(), options.json);
+  if (options.json) std::cout << result->dump() << "\n";
+  if (result->value("timed_out", false)) return kExitTimeout;
+  if (auto sig = result->find("signal"); sig != result->end() && sig->is_number_integer()) return 128 + sig->get<int>();
+  if (auto code = result->find("exit_code"); code != result->end() && code->is_number_integer()) return code->get<int>();
+  return kExitRefused;
+}
+
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -55,6 +75,7 @@ int run_command(const std::vector<std::string>& args) {
     return kExitRefused;
   }
   configure_logging(options->verbose);
+  if (!options->connect_socket.empty()) return run_via_daemon(*options);
 
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");

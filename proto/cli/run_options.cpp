@@ -27,6 +27,7 @@ options:
   --env KEY=VALUE   set a variable (repeatable); nothing of this shell's environment passes
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
   --json            print the whole result as one JSON object
   -v                debug logging on stderr
 
@@ -73,6 +74,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       o.request.code = *text;
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
     else if (a == "--config" && (v = value(a))) o.config_path = *v;
+    else if (a == "--connect" && (v = value(a))) o.connect_socket = *v;
     else if (a == "--timeout" && (v = value(a))) {
       char* end = nullptr;
       double s = std::strtod(v->c_str(), &end);

@@ -13,6 +13,7 @@ struct run_options {
   exec_request request;
   std::string config_path;
   std::string stdin_file;
+  std::string connect_socket;  // run through this daemon instead of in-process
   bool json = false;
   bool allow_host = false;
   bool verbose = false;
