@@ -55,7 +55,7 @@ struct cgroup_lease_state {
 
   // Counters first (they vanish with the cgroups), then the cgroups, then the record. A
   // cgroup that will not empty keeps its record, so the next start-up sweep retries.
-  lease_report release() {
+  lease_report release(bool emptied) {
     lease_report report;
     if (!set) return report;
     if (set->needs_peak_sampling()) set->sample_peak();
@@ -67,7 +67,7 @@ struct cgroup_lease_state {
     report.enforced_pids = set->enforced().pids;
     report.enforced_cpu = set->enforced().cpu;
     phase = lease_phase::done;
-    if (!set->empty()) {
+    if (!emptied) {
       spdlog::warn("cgroup lease {}: processes survived SIGKILL; cgroups and record kept for the next sweep",
                    config.exec_id);
       return report;
@@ -86,11 +86,12 @@ struct cgroup_lease_state {
   ~cgroup_lease_state() {
     if (phase == lease_phase::idle || phase == lease_phase::done || !set) return;
     auto until = clock_type::now() + kExitBound;
-    while (!set->empty() && clock_type::now() < until) {
+    bool emptied;
+    while (!(emptied = set->empty()) && clock_type::now() < until) {
       set->kill_all();
       std::this_thread::sleep_for(milliseconds(1));
     }
-    release();
+    release(emptied);
   }
 };
 
@@ -130,12 +131,13 @@ lease_acquired acquire(cgroup_lease_state& st) {
 
 void finish_step(self_ptr self) {
   auto& st = self->state;
-  if (!st.set->empty() && clock_type::now() < st.finish_deadline) {
+  bool emptied = st.set->empty();
+  if (!emptied && clock_type::now() < st.finish_deadline) {
     st.set->kill_all();
     schedule_kill(self, kFinishTick);
     return;
   }
-  st.finish_reply.deliver(st.release());
+  st.finish_reply.deliver(st.release(emptied));
   self->quit();
 }
 

@@ -383,6 +383,9 @@ std::vector<pid_t> cgroup_set::pids() const {
 }
 
 bool cgroup_set::empty() const {
+  // v2 keeps the answer in one line; v1 has to build the pid list of every hierarchy.
+  if (!v2_root_.empty())
+    if (auto populated = keyed(dirs_.front() + "/cgroup.events", "populated")) return *populated == 0;
   for (const auto& f : procs_files()) {
     auto text = read_small(f);
     if (text && !words(*text).empty()) return false;

@@ -15,7 +15,7 @@ inline constexpr int kLeaseRecordVersion = 1;
 
 std::string lease_record_path(const std::string& leases_dir, const std::string& exec_id);
 
-// Atomic: a temp file, fsync, rename, fsync of the dir. Names the cgroup dirs, one a line.
+// Atomic: a temp file renamed into place. Names the cgroup dirs, one a line.
 status write_lease_record(const std::string& leases_dir, const std::string& exec_id,
                           const std::vector<std::string>& cgroup_dirs);
 // The dirs of a record, refused unless every one is `<cgroup mount>/.../corral/<exec_id>`
