@@ -19,5 +19,20 @@ using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using eof_wait_atom = caf::atom_constant<caf::atom("eofwait")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+// Sessions (see actors/session_messages.hpp).
+using session_atom = caf::atom_constant<caf::atom("session")>;
+using terminal_atom = caf::atom_constant<caf::atom("terminal")>;
+using send_atom = caf::atom_constant<caf::atom("send")>;
+using ack_atom = caf::atom_constant<caf::atom("ack")>;
+using close_atom = caf::atom_constant<caf::atom("close")>;
+using idle_atom = caf::atom_constant<caf::atom("idle")>;
+using lifetime_atom = caf::atom_constant<caf::atom("lifetime")>;
+using grace_atom = caf::atom_constant<caf::atom("grace")>;
+using startup_atom = caf::atom_constant<caf::atom("startup")>;
+using input_atom = caf::atom_constant<caf::atom("input")>;
+using resize_atom = caf::atom_constant<caf::atom("resize")>;
+using reattach_atom = caf::atom_constant<caf::atom("reattach")>;
+using detach_atom = caf::atom_constant<caf::atom("detach")>;
+using info_atom = caf::atom_constant<caf::atom("info")>;
 
 } // namespace corral

@@ -58,6 +58,13 @@ struct io_stdin_closed {
   int error_number;
 };
 
+// A write to stdin completed (sent only when the spawn asked for report_writes): sessions
+// count bytes in flight to bound their input queue.
+struct io_written {
+  process_id id;
+  std::uint64_t bytes;
+};
+
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_spawned)
@@ -67,3 +74,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_eof)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_exited)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_stdin_closed)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_written)

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <mutex>
 #include <spawn.h>
+#include <termios.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
@@ -78,6 +80,8 @@ struct io_loop::impl {
     uv_pipe_t spec_pipe{};
     bool spec_open = false;
     int open_handles = 0;
+    bool report_writes = false;
+    int pty_master = -1;  // kept for TIOCSWINSZ; the streams read and write their own dups
   };
 
   struct write_req {
@@ -86,6 +90,43 @@ struct io_loop::impl {
     process* proc = nullptr;
     bool is_spec = false;
   };
+
+  // A pty pair with the slave set up before the spawn. O_NOCTTY: the runtime itself must
+  // never acquire the terminal, or the child's TIOCSCTTY would fail.
+  static bool make_pty(fd_pair& master_out, fd_pair& slave_in, const pty_options& o, std::string& what) {
+    int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (master < 0) return what = std::string("posix_openpt: ") + std::strerror(errno), false;
+    if (::grantpt(master) < 0 || ::unlockpt(master) < 0) {
+      what = std::string("unlockpt: ") + std::strerror(errno);
+      ::close(master);
+      return false;
+    }
+    int slave = ::ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+      what = std::string("TIOCGPTPEER: ") + std::strerror(errno);
+      ::close(master);
+      return false;
+    }
+    winsize ws{};
+    ws.ws_row = o.rows;
+    ws.ws_col = o.cols;
+    ::ioctl(master, TIOCSWINSZ, &ws);
+    if (!o.echo) {
+      termios t{};
+      if (::tcgetattr(slave, &t) == 0) {
+        t.c_lflag &= ~static_cast<tcflag_t>(ECHO | ECHONL);
+        ::tcsetattr(slave, TCSANOW, &t);
+      }
+    }
+    master_out.parent = master;
+    slave_in.parent = ::fcntl(master, F_DUPFD_CLOEXEC, 0);  // the write side, its own handle
+    slave_in.child = ::fcntl(slave, F_DUPFD_CLOEXEC, kHighFd);
+    master_out.child = ::fcntl(slave, F_DUPFD_CLOEXEC, kHighFd);
+    ::close(slave);
+    if (slave_in.parent < 0 || slave_in.child < 0 || master_out.child < 0)
+      return what = std::string("dup of the pty: ") + std::strerror(errno), false;
+    return true;
+  }
 
   uv_loop_t loop{};
   uv_async_t wake{};
@@ -120,6 +161,7 @@ struct io_loop::impl {
     for (auto& [id, p] : processes) {
       if (!p->reaped && p->pid > 0) ::waitpid(p->pid, nullptr, 0);
       close_fd(p->pidfd);
+      close_fd(p->pty_master);
       delete p;
     }
     uv_loop_close(&loop);
@@ -184,17 +226,25 @@ struct io_loop::impl {
       }
       caf::anon_send(cmd.owner, io_spawn_failed{cmd.id, error_number, std::move(what)});
     };
-    if ((cmd.stdin_pipe && !make_pipe(in, true)) || !make_pipe(out, false) ||
-        !make_pipe(err, false) || !make_pipe(spec, true) || !make_pipe(status, false))
+    bool pty = cmd.pty.enabled;
+    if (pty) {
+      std::string what;
+      if (!make_pty(out, in, cmd.pty, what)) return fail(errno, what);
+      err.child = ::fcntl(out.child, F_DUPFD_CLOEXEC, kHighFd);
+    }
+    if ((!pty && cmd.stdin_pipe && !make_pipe(in, true)) || (!pty && !make_pipe(out, false)) ||
+        (!pty && !make_pipe(err, false)) || !make_pipe(spec, true) || !make_pipe(status, false))
       return fail(errno, std::string("pipe2: ") + std::strerror(errno));
-    if (!cmd.stdin_pipe) {
+    if (!pty && !cmd.stdin_pipe) {
       int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
       if (null_fd < 0) return fail(errno, std::string("open /dev/null: ") + std::strerror(errno));
       in.child = ::fcntl(null_fd, F_DUPFD_CLOEXEC, kHighFd);
       ::close(null_fd);
     }
-    ::fcntl(out.parent, F_SETPIPE_SZ, kOutputPipeBytes);
-    ::fcntl(err.parent, F_SETPIPE_SZ, kOutputPipeBytes);
+    if (!pty) {
+      ::fcntl(out.parent, F_SETPIPE_SZ, kOutputPipeBytes);
+      ::fcntl(err.parent, F_SETPIPE_SZ, kOutputPipeBytes);
+    }
 
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
@@ -245,6 +295,8 @@ struct io_loop::impl {
     p->pid = pid;
     p->pidfd = pidfd;
     p->owner = cmd.owner;
+    p->report_writes = cmd.report_writes;
+    if (pty) p->pty_master = ::fcntl(out.parent, F_DUPFD_CLOEXEC, 0);
     processes[p->id] = p;
     tracked_count = processes.size();
 
@@ -258,9 +310,9 @@ struct io_loop::impl {
     });
 
     open_stream(p, p->out, stream_kind::out, out.parent, std::move(cmd.out));
-    open_stream(p, p->err, stream_kind::err, err.parent, std::move(cmd.err));
+    if (!pty) open_stream(p, p->err, stream_kind::err, err.parent, std::move(cmd.err));
     open_status(p, status.parent);
-    if (cmd.stdin_pipe) open_pipe(p, p->stdin_pipe, in.parent, p->stdin_open);
+    if (cmd.stdin_pipe || pty) open_pipe(p, p->stdin_pipe, in.parent, p->stdin_open);
     open_pipe(p, p->spec_pipe, spec.parent, p->spec_open);
     write_to(p, p->spec_pipe, std::move(cmd.spec_bytes), true);
 
@@ -305,6 +357,10 @@ struct io_loop::impl {
           auto* st = static_cast<stream_state*>(h->data);
           buf->base = st->owner->loop->read_buffer;
           buf->len = kReadBuffer;
+          // Paused streams never read past their credit: nothing is dropped, the rest
+          // stays in the pipe and the child blocks.
+          if (st->route.when_exhausted == overflow_policy::pause)
+            buf->len = static_cast<std::size_t>(std::min<std::uint64_t>(kReadBuffer, st->route.credit));
         },
         [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
           auto* st = static_cast<stream_state*>(h->data);
@@ -314,7 +370,12 @@ struct io_loop::impl {
 
   void on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
     if (n == 0) return;
-    if (n < 0) return end_stream(s);
+    if (n == UV_ENOBUFS && s.route.when_exhausted == overflow_policy::pause) {
+      uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
+      s.paused = true;
+      return;
+    }
+    if (n < 0) return end_stream(s);  // EOF, or EIO from a pty whose slave is closed
     auto size = static_cast<std::uint64_t>(n);
     auto kept = std::min<std::uint64_t>(size, s.route.credit);
     if (kept > 0) {
@@ -401,6 +462,7 @@ struct io_loop::impl {
   void on_written(write_req* req, int status) {
     process* p = req->proc;
     bool is_spec = req->is_spec;
+    auto written = req->bytes.size();
     delete req;
     if (is_spec) {
       // EOF on fd 3 tells the helper the spec is complete.
@@ -413,6 +475,7 @@ struct io_loop::impl {
       close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
       return;
     }
+    if (p->report_writes && status >= 0) caf::anon_send(p->owner, io_written{p->id, written});
     finish_stdin_if_done(p);
   }
 
@@ -455,6 +518,15 @@ struct io_loop::impl {
     ::kill(whole_group ? -p->pid : p->pid, sig);
   }
 
+  void do_resize(process_id id, std::uint16_t rows, std::uint16_t cols) {
+    auto* p = find(id);
+    if (!p || p->pty_master < 0) return;
+    winsize ws{};
+    ws.ws_row = rows;
+    ws.ws_col = cols;
+    ::ioctl(p->pty_master, TIOCSWINSZ, &ws);
+  }
+
   void do_release(process_id id) {
     auto* p = find(id);
     if (!p) return;
@@ -468,6 +540,7 @@ struct io_loop::impl {
   void maybe_forget(process* p) {
     if (!p->released || !p->reaped || p->open_handles > 0) return;
     close_fd(p->pidfd);
+    close_fd(p->pty_master);
     processes.erase(p->id);
     tracked_count = processes.size();
     delete p;
@@ -491,6 +564,9 @@ void io_loop::signal(process_id id, int sig, bool whole_group) {
 }
 void io_loop::add_credit(process_id id, stream_kind stream, std::uint64_t bytes) {
   impl_->post([this, id, stream, bytes] { impl_->do_add_credit(id, stream, bytes); });
+}
+void io_loop::resize(process_id id, std::uint16_t rows, std::uint16_t cols) {
+  impl_->post([this, id, rows, cols] { impl_->do_resize(id, rows, cols); });
 }
 void io_loop::release(process_id id) {
   impl_->post([this, id] { impl_->do_release(id); });

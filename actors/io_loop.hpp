@@ -28,6 +28,16 @@ struct output_route {
   overflow_policy when_exhausted = overflow_policy::discard;
 };
 
+// A pseudo-terminal instead of pipes: the slave is the child's stdin, stdout and stderr
+// (the exec helper makes it the controlling terminal when the spec says so); the master is
+// read as the `out` stream and written by write_stdin. No `err` stream is opened.
+struct pty_options {
+  bool enabled = false;
+  std::uint16_t rows = 24;
+  std::uint16_t cols = 80;
+  bool echo = true;  // false: ECHO cleared on the slave before the spawn
+};
+
 struct spawn_command {
   process_id id = 0;
   std::string program;  // absolute path (the exec helper)
@@ -38,6 +48,8 @@ struct spawn_command {
   caf::actor owner;         // io_spawned, io_spawn_failed, io_status, io_exited, io_stdin_closed
   output_route out;
   output_route err;
+  bool report_writes = false;  // io_written to the owner after each stdin write
+  pty_options pty;
 };
 
 class io_loop {
@@ -53,6 +65,9 @@ public:
   // Signals the spawned process, or with `whole_group` its process group.
   void signal(process_id id, int sig, bool whole_group);
   void add_credit(process_id id, stream_kind stream, std::uint64_t bytes);
+  // Sets a pty's window size (TIOCSWINSZ on the master); the kernel sends SIGWINCH to the
+  // terminal's foreground process group. Ignored for processes without a pty.
+  void resize(process_id id, std::uint16_t rows, std::uint16_t cols);
   // Closes what is still open of the process's streams (a bound on waiting for EOF when a
   // descendant that escaped holds a pipe open) and forgets it once reaped.
   void release(process_id id);

@@ -187,6 +187,36 @@ void runtime::exec_async(const exec_request& request, std::function<void(expecte
   });
 }
 
+namespace {
+
+template <class Request>
+expected<session_handle> open_any(caf::actor_system& sys, const caf::actor& sup, const Request& request,
+                                  caf::actor owner) {
+  caf::scoped_actor self{sys};
+  expected<session_handle> out = make_failure(failure_kind::internal, "no reply from the supervisor");
+  auto reply = [&](session_opened& o) {
+    if (o.ok) out = session_handle{o.session, o.number};
+    else out = std::move(o.error);
+  };
+  auto error = [&](caf::error& e) { out = make_failure(failure_kind::internal, "supervisor: " + sys.render(e)); };
+  if constexpr (std::is_same_v<Request, session_request>)
+    self->request(sup, std::chrono::seconds(30), session_atom::value, request, std::move(owner)).receive(reply, error);
+  else
+    self->request(sup, std::chrono::seconds(30), terminal_atom::value, request).receive(reply, error);
+  return out;
+}
+
+} // namespace
+
+expected<session_handle> runtime::open_session(const session_request& request, caf::actor owner) {
+  if (!owner) return make_failure(failure_kind::invalid_request, "a session needs an owner actor");
+  return open_any(*impl_->sys, impl_->sup, request, std::move(owner));
+}
+
+expected<session_handle> runtime::open_terminal(const terminal_request& request) {
+  return open_any(*impl_->sys, impl_->sup, request, caf::actor{});
+}
+
 caf::actor_system& runtime::system() { return *impl_->sys; }
 caf::actor runtime::supervisor() const { return impl_->sup; }
 const kernel_features& runtime::features() const { return impl_->features; }

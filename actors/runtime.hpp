@@ -3,6 +3,11 @@
 //
 //   auto rt = corral::runtime::start(options);       // detects the kernel, sweeps leftovers
 //   auto result = (*rt)->exec(request);              // blocking; or exec_async with a callback
+//
+// Sessions (long-lived children; protocol in actors/session_messages.hpp):
+//   auto s = (*rt)->open_session(request, owner);    // stdio: messages and the end go to owner
+//   auto t = (*rt)->open_terminal(request);          // pty: clients attach with reattach_atom
+//   actors/session_client.hpp wraps a stdio session in a blocking class.
 #pragma once
 
 #include <functional>
@@ -14,6 +19,7 @@
 
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
+#include "actors/session_messages.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
@@ -38,6 +44,17 @@ public:
 
   expected<exec_result> exec(const exec_request& request);
   void exec_async(const exec_request& request, std::function<void(expected<exec_result>)> done);
+
+  // Opens a stdio session on the request's tier (or the profile's). `owner` receives
+  // session_message (only while it has credit: send (ack_atom, n) to grant n more),
+  // session_refused and, last, session_ended; its death cancels the session. The session
+  // takes send_atom, ack_atom, close_atom, cancel_atom and info_atom. Sessions do not count
+  // against max_concurrent; the runtime's destructor cancels those still open.
+  expected<session_handle> open_session(const session_request& request, caf::actor owner);
+  // Opens a terminal session: a pty child whose lifetime is independent of the caller. A
+  // client sends (reattach_atom, client) to get the scrollback and then terminal_output;
+  // input_atom, resize_atom, detach_atom, cancel_atom and info_atom drive it.
+  expected<session_handle> open_terminal(const terminal_request& request);
 
   caf::actor_system& system();
   caf::actor supervisor() const;

@@ -11,6 +11,7 @@
 #include "actors/execution_messages.hpp"
 #include "actors/execution_planner.hpp"
 #include "actors/execution_state.hpp"
+#include "actors/stdio_session.hpp"
 
 namespace corral {
 
@@ -19,6 +20,9 @@ struct supervisor_state {
   std::string instance;  // distinguishes this runtime's execution ids from another's
   std::uint64_t next_id = 1;
   std::set<caf::actor> running;
+  // Sessions are long-lived: they do not count against max_concurrent, but stop ends them.
+  std::set<caf::actor> sessions;
+  std::uint64_t next_session = 1;
   struct waiting {
     execution_plan plan;
     caf::typed_response_promise<exec_outcome> reply;
@@ -61,7 +65,7 @@ void admit_waiting(self_ptr self) {
 
 void answer_stop_if_idle(self_ptr self) {
   auto& st = self->state;
-  if (!st.stopping || !st.running.empty()) return;
+  if (!st.stopping || !st.running.empty() || !st.sessions.empty()) return;
   for (auto& rp : st.stop_replies) rp.deliver(true);
   st.stop_replies.clear();
 }
@@ -75,7 +79,12 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
     auto& st = self->state;
     auto it = std::find_if(st.running.begin(), st.running.end(),
                            [&](const caf::actor& a) { return a.address() == down.source; });
-    if (it == st.running.end()) return;
+    if (it == st.running.end()) {
+      auto sit = std::find_if(st.sessions.begin(), st.sessions.end(),
+                              [&](const caf::actor& a) { return a.address() == down.source; });
+      if (sit != st.sessions.end()) st.sessions.erase(sit);
+      return answer_stop_if_idle(self);
+    }
     st.running.erase(it);
     ++st.completed;
     admit_waiting(self);
@@ -102,6 +111,22 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         }
         return reply;
       },
+      [=](session_atom, session_request& request, caf::actor& owner) -> session_opened {
+        auto& st = self->state;
+        if (st.stopping) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, 0};
+        const auto& prof = *st.config.prof;
+        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier, st.config.policy);
+        if (!chosen) return {false, chosen.error(), {}, 0};
+        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
+        auto number = st.next_session++;
+        auto plan = plan_stdio_session(request, st.instance + "-s" + std::to_string(number), number, ctx);
+        if (!plan) return {false, plan.error(), {}, 0};
+        session_env env{st.config.io, st.config.helper_path, st.config.make_lease};
+        auto session = spawn_stdio_session(self->system(), std::move(*plan), std::move(env), std::move(owner));
+        self->monitor(session);
+        st.sessions.insert(session);
+        return {true, {}, session, number};
+      },
       [=](stats_atom) {
         auto& st = self->state;
         return supervisor_stats{st.running.size(), st.queue.size(), st.completed};
@@ -116,7 +141,8 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         }
         st.queue.clear();
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);
-        if (st.running.empty()) return true;
+        for (auto& session : st.sessions) self->send(session, cancel_atom::value);
+        if (st.running.empty() && st.sessions.empty()) return true;
         st.stop_replies.push_back(self->make_response_promise<bool>());
         return st.stop_replies.back();
       },

@@ -1,0 +1,153 @@
+// What sessions accept and what they tell their owner. One header for both session kinds.
+//
+// Stdio session (actors/stdio_session.hpp), from its owner:
+//   (send_atom, std::string message) -> session_reply  framed and written to the child's
+//        stdin; the reply comes once the input queue is under its bound (backpressure) or
+//        says why the message was refused (over the limit, a newline in newline framing,
+//        the session no longer running)
+//   (ack_atom, std::uint64_t n)                        the owner can take n more messages
+//   (close_atom)                                       graceful: EOF on stdin, grace, terminate
+//   (cancel_atom)                                      terminate now through the lease
+//   (info_atom) -> session_info
+// To its owner, in this order and never dropped:
+//   session_message   one framed message of the child's stdout (only while credit lasts)
+//   session_refused   a message of the child's the framing refused (skipped; the session
+//                     goes on unless the stream cannot be resynchronised)
+//   session_ended     last: why, how the child exited, the tail of its stderr
+//
+// Terminal session (actors/terminal_session.hpp), from anyone holding its handle:
+//   (reattach_atom, caf::actor client) -> std::string  the scrollback; then terminal_output
+//                                                      goes to `client` (one client at a time)
+//   (detach_atom)                                      output only to the scrollback
+//   (input_atom, std::string bytes)                    written to the pty master
+//   (resize_atom, std::uint16_t rows, std::uint16_t cols)
+//   (cancel_atom), (info_atom) -> session_info
+// To the attached client: terminal_output, then session_ended.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include "actors/message_framing.hpp"
+#include "actors/session_state.hpp"
+#include "config/failure.hpp"
+
+namespace corral {
+
+inline constexpr std::chrono::milliseconds kNoDeadline{0};
+
+// A long-lived child with framed stdio. Limits only tighten the profile, as for exec.
+struct session_request {
+  std::vector<std::string> argv;  // argv[0] resolved against the caller's PATH by the tier
+  std::map<std::string, std::string> env;  // on top of the profile's environment
+  std::string tier;                        // empty: the profile's tier
+  framing_mode framing = framing_mode::newline;
+  std::size_t max_message_bytes = 4 * 1024 * 1024;
+  std::size_t stderr_log_bytes = 64 * 1024;  // the last bytes of stderr kept for the end report
+  // Bytes read from the child ahead of the owner (undelivered messages plus read credit);
+  // past it the runtime stops reading and the child blocks on its full stdout.
+  std::size_t output_window_bytes = 256 * 1024;
+  // Bytes written to stdin and not yet taken by the pipe before a send waits.
+  std::size_t input_window_bytes = 256 * 1024;
+  std::uint64_t initial_credit = 64;  // messages the owner takes before its first ack
+  std::chrono::milliseconds startup_timeout{30'000};
+  std::chrono::milliseconds idle_timeout = kNoDeadline;      // no message either way
+  std::chrono::milliseconds lifetime = kNoDeadline;          // from the start
+  std::chrono::milliseconds close_grace{2'000};              // after EOF on stdin
+  std::optional<std::uint64_t> memory_limit_bytes;
+  std::optional<std::uint64_t> pids_limit;
+  std::optional<double> cpu_cores;
+};
+
+// A pty child. It outlives the call that opened it; it ends when the child exits, on
+// cancel, or at its lifetime deadline.
+struct terminal_request {
+  std::vector<std::string> argv;  // empty: /bin/sh
+  std::map<std::string, std::string> env;  // TERM defaults to xterm-256color
+  std::string tier;
+  std::uint16_t rows = 24;
+  std::uint16_t cols = 80;
+  bool echo = true;  // false: programmatic use, input is not echoed back
+  std::size_t scrollback_bytes = 256 * 1024;
+  std::chrono::milliseconds startup_timeout{30'000};
+  std::chrono::milliseconds lifetime = kNoDeadline;
+  std::optional<std::uint64_t> memory_limit_bytes;
+  std::optional<std::uint64_t> pids_limit;
+  std::optional<double> cpu_cores;
+};
+
+// The runtime's answer to opening a session: its actor, or why there is none.
+struct session_opened {
+  bool ok = false;
+  failure error;
+  caf::actor session;
+  std::uint64_t number = 0;
+};
+
+// What the runtime's open_session/open_terminal return.
+struct session_handle {
+  caf::actor actor;
+  std::uint64_t number = 0;  // carried by every message the session sends
+};
+
+struct session_reply {
+  bool ok = false;
+  failure error;
+};
+
+struct session_message {
+  std::uint64_t session = 0;  // session_opened::number
+  std::uint64_t seq = 0;      // 0, 1, 2… in the child's order
+  std::string body;
+};
+
+struct session_refused {
+  std::uint64_t session = 0;
+  failure error;
+};
+
+struct terminal_output {
+  std::uint64_t session = 0;
+  std::string bytes;
+};
+
+struct session_ended {
+  std::uint64_t session = 0;
+  session_end_reason reason = session_end_reason::exited;
+  std::optional<int> exit_code;
+  std::optional<int> term_signal;
+  std::string detail;       // for failed: what went wrong
+  std::string stderr_tail;  // stdio: the stderr log; terminal: the scrollback's tail
+  std::uint64_t messages_out = 0;
+  std::uint64_t messages_in = 0;
+};
+
+struct session_info {
+  std::uint64_t session = 0;
+  session_phase phase = session_phase::starting;
+  std::string tier;
+  std::string isolation;
+  long pid = 0;  // the exec helper's pid on the host
+  std::uint64_t messages_out = 0;
+  std::uint64_t messages_in = 0;
+  std::uint64_t buffered_bytes = 0;  // held by the runtime for this session right now
+};
+
+} // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_opened)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_message)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_refused)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_output)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_ended)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_info)
