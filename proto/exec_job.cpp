@@ -56,9 +56,22 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
   struct job_state {
     caf::actor execution;
     bool cancel_requested = false;
+    bool orphaned = false;  // the connection is gone: cancel, then quit
     utf8_carry out, err;
   };
   auto st = std::make_shared<job_state>();
+  // The client went (the connection actor exited): cancel the execution ourselves rather
+  // than rely on it noticing its caller's exit, and wait for a queued one to start so it
+  // can be cancelled too.
+  self->set_exit_handler([=](caf::exit_msg& msg) {
+    if (msg.reason == caf::exit_reason::normal) return;
+    st->cancel_requested = true;
+    st->orphaned = true;
+    if (st->execution) {
+      self->send(st->execution, cancel_atom::value);
+      self->quit(msg.reason);
+    }
+  });
   bool stream = params.stream;
   auto emit = [=](stream_kind kind, const std::string& bytes) {
     if (bytes.empty()) return;
@@ -84,9 +97,11 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
   return {
       [=](execution_started& started) {
         st->execution = started.execution;
-        self->send(connection, rpc_out_atom::value,
-                   rpc::notification_line("exec.started", {{"id", id}, {"execution_id", started.execution_id}}));
+        if (!st->orphaned)
+          self->send(connection, rpc_out_atom::value,
+                     rpc::notification_line("exec.started", {{"id", id}, {"execution_id", started.execution_id}}));
         if (st->cancel_requested) self->send(st->execution, cancel_atom::value);
+        if (st->orphaned) self->quit(caf::exit_reason::user_shutdown);
       },
       [=](output_chunk& chunk) {
         if (!stream) return;

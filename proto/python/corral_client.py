@@ -1,0 +1,233 @@
+"""A client for the corral daemon (proto/PROTOCOL.md), standard library only.
+
+    from corral_client import Client
+    with Client("/run/corral/corral.sock") as c:
+        r = c.exec(argv=["python3", "-c", "print(1)"], on_stdout=print)
+        r["verdict"], r["exit_code"], r["stdout"]
+
+One background thread reads the socket and routes replies and notifications by call id,
+so calls may overlap (e.g. cancel() from another thread while exec() waits).
+"""
+
+import base64
+import itertools
+import json
+import socket
+import threading
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REFUSED = -32001
+TIER_UNAVAILABLE = -32002
+LIMIT_EXCEEDED = -32003
+TIMEOUT = -32004
+CONFIG_ERROR = -32005
+SPAWN_FAILED = -32006
+
+
+class CorralError(Exception):
+    """The daemon answered with an error (see PROTOCOL.md for the codes)."""
+
+    def __init__(self, code, message, data=None):
+        super().__init__("%s (%d)" % (message, code))
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ConnectionLost(CorralError):
+    def __init__(self, why):
+        super().__init__(INTERNAL_ERROR, "connection to the corral daemon lost: %s" % why)
+
+
+class _Call:
+    def __init__(self, on_stdout=None, on_stderr=None):
+        self.done = threading.Event()
+        self.reply = None
+        self.on_stdout = on_stdout
+        self.on_stderr = on_stderr
+        self.execution_id = None
+
+
+class Execution:
+    """A running exec: wait() for its result, or cancel() it."""
+
+    def __init__(self, client, call_id, call):
+        self._client = client
+        self.id = call_id
+        self._call = call
+
+    @property
+    def execution_id(self):
+        return self._call.execution_id
+
+    def wait(self, timeout=None):
+        return self._client._wait(self._call, timeout)
+
+    def cancel(self):
+        return self._client.cancel(self.id)
+
+
+def _chunk_bytes(params):
+    if "data_base64" in params:
+        return base64.b64decode(params["data_base64"])
+    return params.get("data", "").encode("utf-8")
+
+
+class Client:
+    def __init__(self, socket_path, connect_timeout=10.0):
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.settimeout(connect_timeout)
+        self._sock.connect(socket_path)
+        self._sock.settimeout(None)
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._calls = {}
+        self._lost = None
+        self.connection_error = None
+        self._reader = threading.Thread(target=self._read_loop, daemon=True)
+        self._reader.start()
+
+    # -- life cycle -------------------------------------------------------------------
+    def close(self):
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+        self._reader.join(timeout=5)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- methods ----------------------------------------------------------------------
+    def exec(self, argv=None, language=None, code=None, stdin=None, timeout=None,
+             on_stdout=None, on_stderr=None, wait_timeout=None, **limits):
+        """Runs one program and returns its result (a dict, see PROTOCOL.md).
+
+        stdin may be str or bytes; on_stdout/on_stderr receive bytes as they arrive.
+        Extra keyword arguments (memory_limit, output_cap, pids_limit, cpu_cores, env,
+        tier) pass through as exec params."""
+        return self.exec_async(argv=argv, language=language, code=code, stdin=stdin, timeout=timeout,
+                               on_stdout=on_stdout, on_stderr=on_stderr, **limits).wait(wait_timeout)
+
+    def exec_async(self, argv=None, language=None, code=None, stdin=None, timeout=None,
+                   on_stdout=None, on_stderr=None, **limits):
+        params = dict(limits)
+        if argv is not None:
+            params["argv"] = list(argv)
+        if language is not None:
+            params["language"] = language
+        if code is not None:
+            params["code"] = code
+        if stdin is not None:
+            if isinstance(stdin, bytes):
+                try:
+                    params["stdin"] = stdin.decode("utf-8")
+                except UnicodeDecodeError:
+                    params["stdin_base64"] = base64.b64encode(stdin).decode("ascii")
+            else:
+                params["stdin"] = stdin
+        if timeout is not None:
+            params["timeout"] = timeout
+        params["stream"] = bool(on_stdout or on_stderr)
+        call = _Call(on_stdout, on_stderr)
+        call_id = self._send("exec", params, call)
+        return Execution(self, call_id, call)
+
+    def cancel(self, call_id):
+        return self.call("cancel", {"id": call_id})
+
+    def capabilities(self):
+        return self.call("capabilities")
+
+    def describe(self):
+        return self.call("describe")
+
+    def health(self):
+        return self.call("health")
+
+    def call(self, method, params=None, timeout=None):
+        call = _Call()
+        self._send(method, params or {}, call)
+        return self._wait(call, timeout)
+
+    def send_raw(self, line):
+        """Sends bytes as they are (tests of malformed input)."""
+        self._sock.sendall(line)
+
+    # -- plumbing ---------------------------------------------------------------------
+    def _send(self, method, params, call):
+        with self._lock:
+            if self._lost:
+                raise ConnectionLost(self._lost)
+            call_id = next(self._ids)
+            self._calls[call_id] = call
+        line = json.dumps({"jsonrpc": "2.0", "id": call_id, "method": method, "params": params})
+        self._sock.sendall(line.encode("utf-8") + b"\n")
+        return call_id
+
+    def _wait(self, call, timeout):
+        if not call.done.wait(timeout):
+            raise TimeoutError("no answer from the corral daemon within %s s" % timeout)
+        reply = call.reply
+        if "error" in reply:
+            e = reply["error"]
+            raise CorralError(e.get("code", INTERNAL_ERROR), e.get("message", ""), e.get("data"))
+        return reply["result"]
+
+    def _read_loop(self):
+        buf = b""
+        why = "the daemon closed the connection"
+        try:
+            while True:
+                data = self._sock.recv(65536)
+                if not data:
+                    break
+                buf += data
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if line.strip():
+                        self._dispatch(json.loads(line))
+        except (OSError, ValueError) as e:
+            why = str(e)
+        if self.connection_error:
+            why = self.connection_error.get("message", why)
+        with self._lock:
+            self._lost = why
+            calls, self._calls = self._calls, {}
+        for call in calls.values():
+            call.reply = {"error": {"code": INTERNAL_ERROR, "message": "connection lost: " + why}}
+            call.done.set()
+
+    def _dispatch(self, msg):
+        if "method" in msg:
+            params = msg.get("params", {})
+            with self._lock:
+                call = self._calls.get(params.get("id"))
+            if call is None:
+                return
+            if msg["method"] == "exec.started":
+                call.execution_id = params.get("execution_id")
+            elif msg["method"] == "exec.output":
+                fn = call.on_stdout if params.get("stream") == "stdout" else call.on_stderr
+                if fn:
+                    fn(_chunk_bytes(params))
+            return
+        call_id = msg.get("id")
+        with self._lock:
+            call = self._calls.pop(call_id, None)
+        if call is None and call_id is None and "error" in msg:
+            # About the connection itself (refused, a line too long): kept as the reason
+            # if the daemon then hangs up.
+            self.connection_error = msg["error"]
+            return
+        if call is not None:
+            call.reply = msg
+            call.done.set()

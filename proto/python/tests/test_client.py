@@ -1,0 +1,176 @@
+"""Tests of corral_client against a real `corral serve` (landlock tier, a temp socket).
+
+The binary: $CORRAL_BIN, else the repository's build/corral. Skipped, with the reason
+printed, when neither exists."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+import corral_client  # noqa: E402
+from corral_client import Client, CorralError  # noqa: E402
+
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+BIN = os.environ.get("CORRAL_BIN") or os.path.join(REPO, "build", "corral")
+
+
+def processes_with_arg(marker):
+    """Pids whose command line contains `marker` (seen from outside the sandbox)."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/cmdline" % pid, "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in args:
+            found.append(int(pid))
+    return found
+
+
+def wait_until(predicate, bound=10.0):
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+@unittest.skipUnless(os.access(BIN, os.X_OK), "corral binary not found at %s (set CORRAL_BIN)" % BIN)
+class DaemonTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="corral-py-")
+        os.chmod(cls.dir, 0o700)
+        cls.sock = os.path.join(cls.dir, "corral.sock")
+        env = dict(os.environ)
+        env.pop("CORRAL_ALLOW_HOST", None)
+        cls.daemon = subprocess.Popen([BIN, "serve", "--socket", cls.sock], cwd=cls.dir, env=env,
+                                      stderr=subprocess.PIPE)
+        if not wait_until(lambda: os.path.exists(cls.sock)):
+            cls.daemon.kill()
+            raise RuntimeError("corral serve did not create its socket: %s" % cls.daemon.stderr.read())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.terminate()
+        cls.daemon.wait(timeout=30)
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def client(self):
+        c = Client(self.sock)
+        self.addCleanup(c.close)
+        return c
+
+    def test_exec_streams_then_returns_the_result(self):
+        out, err = [], []
+        r = self.client().exec(argv=["/bin/sh", "-c", "echo one; echo two >&2; exit 3"],
+                               on_stdout=out.append, on_stderr=err.append)
+        self.assertEqual(r["verdict"], "exited")
+        self.assertEqual(r["exit_code"], 3)
+        self.assertEqual(r["tier"], "landlock")
+        self.assertEqual(b"".join(out), b"one\n")
+        self.assertEqual(b"".join(err), b"two\n")
+        self.assertEqual(r["stdout"], "one\n")
+
+    def test_stdin_and_command_language(self):
+        r = self.client().exec(language="command", code="tr a-z A-Z", stdin="shout\n")
+        self.assertEqual(r["stdout"], "SHOUT\n")
+
+    def test_binary_output_arrives_exactly(self):
+        got = []
+        r = self.client().exec(argv=["/usr/bin/printf", "\\377\\000ok"], on_stdout=got.append)
+        self.assertEqual(b"".join(got), b"\xff\x00ok")
+        self.assertIn("stdout_base64", r)
+
+    def test_timeout_is_a_result(self):
+        r = self.client().exec(argv=["sleep", "5"], timeout=0.3)
+        self.assertEqual(r["verdict"], "timed_out")
+
+    def test_wrong_types_and_unknown_methods_are_errors(self):
+        c = self.client()
+        with self.assertRaises(CorralError) as e:
+            c.call("exec", {"argv": "ls"})
+        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        with self.assertRaises(CorralError) as e:
+            c.call("no.such.method")
+        self.assertEqual(e.exception.code, corral_client.METHOD_NOT_FOUND)
+        with self.assertRaises(CorralError) as e:
+            c.exec(argv=["true"], tier="host")
+        self.assertEqual(e.exception.code, corral_client.REFUSED)
+        self.assertEqual(c.health()["status"], "ok")  # the connection is still good
+
+    def test_malformed_json_does_not_hurt_the_daemon(self):
+        c = self.client()
+        c.send_raw(b"{not json\n[1,2]\n" + b"[" * 100000 + b"\n")
+        self.assertEqual(c.health()["status"], "ok")
+
+    def test_capabilities_describe_health(self):
+        c = self.client()
+        self.assertIn("tiers", c.capabilities())
+        self.assertTrue(c.describe()["digest"].startswith("sha256:"))
+        h = c.health()
+        self.assertEqual(h["status"], "ok")
+        self.assertIn("running", h["executions"])
+
+    def test_sessions_say_they_are_unavailable(self):
+        with self.assertRaises(CorralError) as e:
+            self.client().call("session.open", {})
+        self.assertEqual(e.exception.code, corral_client.METHOD_NOT_FOUND)
+        self.assertIn("not available", e.exception.message)
+
+    def test_cancel_ends_a_running_exec(self):
+        c = self.client()
+        started = threading.Event()
+        run = c.exec_async(argv=["/bin/sh", "-c", "echo go; exec sleep 30"],
+                           on_stdout=lambda b: started.set())
+        self.assertTrue(started.wait(10))
+        self.assertEqual(run.cancel(), {"cancelled": True})
+        r = run.wait(10)
+        self.assertEqual(r["verdict"], "cancelled")
+        self.assertEqual(r["stdout"], "go\n")
+
+    def test_one_client_cannot_cancel_another(self):
+        a, b = self.client(), self.client()
+        run = a.exec_async(argv=["sleep", "1"])
+        with self.assertRaises(CorralError) as e:
+            b.cancel(run.id)
+        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(run.wait(10)["verdict"], "exited")
+
+    def test_disconnect_cancels_and_cleans_up(self):
+        marker = "30.4242"
+        c = Client(self.sock)
+        c.exec_async(argv=["sleep", marker])
+        self.assertTrue(wait_until(lambda: processes_with_arg(marker)), "the sleep never started")
+        c.close()
+        self.assertTrue(wait_until(lambda: not processes_with_arg(marker), 5), "the sleep outlived its client")
+
+    def test_concurrent_clients(self):
+        results = []
+
+        def one(i):
+            with Client(self.sock) as c:
+                results.append(c.exec(argv=["/bin/echo", str(i)])["stdout"])
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        self.assertEqual(sorted(results), sorted("%d\n" % i for i in range(8)))
+
+
+if __name__ == "__main__":
+    unittest.main()
