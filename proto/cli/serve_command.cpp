@@ -12,7 +12,7 @@ namespace corral::cli {
 namespace {
 
 const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
-                    [--config FILE] [--allow-host] [-v]
+                    [--config FILE] [--allow-host] [--state-dir DIR] [-v]
 
 Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
 with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: executions are terminated,
@@ -29,6 +29,8 @@ options:
                   default when neither is given: only this daemon's own uid
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  --state-dir DIR the runtime's lease and scratch directory (default as the runtime's;
+                  two daemons must not share one: each sweeps the other's leases at start)
   -v              debug logging on stderr
 )";
 
@@ -42,7 +44,7 @@ bool parse_id(const std::string& text, unsigned long& out) {
 
 int serve_command(const std::vector<std::string>& args) {
   daemon_options options;
-  std::string config_path;
+  std::string config_path, state_dir;
   bool allow_host = false, verbose = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -63,6 +65,8 @@ int serve_command(const std::vector<std::string>& args) {
       ++i;
     } else if (a == "--config" && has_value) {
       config_path = args[++i];
+    } else if (a == "--state-dir" && has_value) {
+      state_dir = args[++i];
     } else if (a == "--allow-host") {
       allow_host = true;
     } else if (a == "-v" || a == "--verbose") {
@@ -82,6 +86,7 @@ int serve_command(const std::vector<std::string>& args) {
   runtime_options ro;
   ro.prof = std::move(*prof);
   ro.allow_host = allow_host;
+  ro.state_dir = state_dir;
   if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
   if (!options.socket_path.empty()) std::cerr << "corral serve: listening on " << options.socket_path << "\n";
   auto served = run_daemon(std::move(ro), std::move(options));

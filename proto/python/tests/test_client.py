@@ -56,7 +56,8 @@ class DaemonTest(unittest.TestCase):
         cls.sock = os.path.join(cls.dir, "corral.sock")
         env = dict(os.environ)
         env.pop("CORRAL_ALLOW_HOST", None)
-        cls.daemon = subprocess.Popen([BIN, "serve", "--socket", cls.sock], cwd=cls.dir, env=env,
+        cls.daemon = subprocess.Popen([BIN, "serve", "--socket", cls.sock,
+                                       "--state-dir", os.path.join(cls.dir, "state")], cwd=cls.dir, env=env,
                                       stderr=subprocess.PIPE)
         if not wait_until(lambda: os.path.exists(cls.sock)):
             cls.daemon.kill()
