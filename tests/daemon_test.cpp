@@ -1,0 +1,421 @@
+// `corral serve` from outside: a real daemon process on a temp socket, raw JSON-RPC lines,
+// and every claim checked where a client (or an operator) would see it.
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proto/jsonrpc.hpp"
+#include "tests/runtime_fixture.hpp"
+
+using namespace corral;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+int connect_to(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0) {
+    ::close(fd);
+    return -1;
+  }
+  timeval tv{20, 0};  // a test must fail, not hang
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  return fd;
+}
+
+bool pid_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+// Pids whose argv contains `marker`, seen from the host's /proc.
+std::vector<pid_t> with_arg(const std::string& marker) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  while (auto* e = ::readdir(d)) {
+    pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(f, arg, '\0'))
+      if (arg == marker) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+template <class F>
+bool eventually(F f, std::chrono::milliseconds bound = 5s) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return f();
+}
+
+struct line_client {
+  int fd = -1;
+  std::string buf;
+  explicit line_client(const std::string& path) : fd(connect_to(path)) { REQUIRE(fd >= 0); }
+  ~line_client() { close(); }
+  void close() {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  void send(const std::string& line) {
+    std::string l = line + "\n";
+    std::size_t done = 0;
+    while (done < l.size()) {
+      ssize_t n = ::send(fd, l.data() + done, l.size() - done, MSG_NOSIGNAL);
+      REQUIRE(n > 0);
+      done += static_cast<std::size_t>(n);
+    }
+  }
+  void call(int id, const std::string& method, const json& params = json::object()) {
+    send(json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump());
+  }
+  // The next message, or null at EOF / timeout.
+  json next() {
+    for (;;) {
+      auto nl = buf.find('\n');
+      if (nl != std::string::npos) {
+        auto line = buf.substr(0, nl);
+        buf.erase(0, nl + 1);
+        return json::parse(line);
+      }
+      char chunk[65536];
+      ssize_t n = ::read(fd, chunk, sizeof chunk);
+      if (n <= 0) return nullptr;
+      buf.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  // The reply to `id`, collecting notifications on the way.
+  json reply(const json& id, std::vector<json>* notes = nullptr) {
+    for (;;) {
+      auto m = next();
+      if (m.is_null()) return m;
+      if (m.contains("method")) {
+        if (notes) notes->push_back(m);
+        continue;
+      }
+      if (m["id"] == id) return m;
+    }
+  }
+};
+
+struct daemon_process {
+  testing::temp_dir dir{"corral-daemon-"};
+  std::string socket = dir / "corral.sock";
+  pid_t pid = -1;
+
+  explicit daemon_process(std::vector<std::string> extra = {}) { start(extra); }
+  ~daemon_process() { stop(SIGKILL); }
+
+  void start(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{CORRAL_TEST_CLI, "serve", "--socket", socket, "--state-dir", dir / "state"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::chdir(dir.path().c_str());
+      ::unsetenv("CORRAL_ALLOW_HOST");
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    REQUIRE(eventually([&] {
+      int fd = connect_to(socket);
+      if (fd >= 0) ::close(fd);
+      return fd >= 0;
+    }, 10s));
+  }
+  int stop(int sig) {
+    if (pid <= 0) return -1;
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    pid = -1;
+    return status;
+  }
+};
+
+json error_of(const json& reply) {
+  REQUIRE(reply.contains("error"));
+  return reply["error"];
+}
+
+} // namespace
+
+TEST_CASE("exec streams started and output notifications, then the result", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "exec", {{"argv", {"/bin/sh", "-c", "echo out; echo err >&2; exit 3"}}});
+  std::vector<json> notes;
+  auto r = c.reply(1, &notes);
+  REQUIRE(r.contains("result"));
+  CHECK(r["result"]["exit_code"] == 3);
+  CHECK(r["result"]["verdict"] == "exited");
+  CHECK(r["result"]["tier"] == "landlock");
+  REQUIRE(!notes.empty());
+  CHECK(notes.front()["method"] == "exec.started");
+  CHECK(notes.front()["params"]["execution_id"] == r["result"]["execution_id"]);
+  std::string out, err;
+  for (auto& n : notes)
+    if (n["method"] == "exec.output") (n["params"]["stream"] == "stdout" ? out : err) += n["params"]["data"];
+  CHECK(out == "out\n");
+  CHECK(err == "err\n");
+}
+
+TEST_CASE("capabilities, describe, health and the session methods answer", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "capabilities");
+  CHECK(c.reply(1)["result"].contains("tiers"));
+  c.call(2, "describe");
+  CHECK(c.reply(2)["result"]["digest"].get<std::string>().rfind("sha256:", 0) == 0);
+  c.call(3, "health");
+  auto h = c.reply(3)["result"];
+  CHECK(h["status"] == "ok");
+  CHECK(h["clients"] == 1);
+  c.call(4, "health", {{"x", 1}});
+  CHECK(error_of(c.reply(4))["code"] == rpc::kInvalidParams);
+  for (auto m : {"session.open", "session.write", "session.resize", "session.close"}) {
+    c.call(5, m);
+    auto e = error_of(c.reply(5));
+    CHECK(e["code"] == rpc::kMethodNotFound);
+    CHECK(e["message"].get<std::string>().find("sessions are not available") != std::string::npos);
+  }
+}
+
+TEST_CASE("every error code a client can provoke, and the daemon keeps serving", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.send("{oops");
+  CHECK(error_of(c.next())["code"] == rpc::kParseError);
+  c.send(std::string(200000, '['));
+  CHECK(error_of(c.next())["code"] == rpc::kParseError);
+  c.send(R"([{"jsonrpc":"2.0","id":1,"method":"health"}])");
+  CHECK(error_of(c.next())["code"] == rpc::kInvalidRequest);
+  c.send(R"({"id":1,"method":"health"})");
+  CHECK(error_of(c.next())["code"] == rpc::kInvalidRequest);
+  c.send(R"({"jsonrpc":"2.0","method":"exec","params":{"argv":["true"]}})");  // a notification: no answer
+  c.call(2, "no.such");
+  CHECK(error_of(c.reply(2))["code"] == rpc::kMethodNotFound);
+  c.call(3, "exec", {{"argv", "ls"}});
+  CHECK(error_of(c.reply(3))["code"] == rpc::kInvalidParams);
+  c.call(4, "exec", {{"argv", json::array()}});
+  CHECK(error_of(c.reply(4))["code"] == rpc::kInvalidParams);
+  c.call(5, "exec", {{"argv", {"true"}}, {"tier", "host"}});
+  CHECK(error_of(c.reply(5))["code"] == rpc::kRefused);
+  c.call(6, "exec", {{"argv", {"true"}}, {"tier", "no-such-tier"}});
+  auto unknown_tier = error_of(c.reply(6))["code"];
+  CHECK((unknown_tier == rpc::kTierUnavailable || unknown_tier == rpc::kInvalidParams));
+  c.call(7, "exec", {{"argv", {"/nonexistent/program"}}});
+  CHECK(error_of(c.reply(7))["code"] == rpc::kSpawnFailed);
+  c.send(std::string(9 << 20, 'x'));  // past the 8 MiB line limit
+  CHECK(error_of(c.next())["code"] == rpc::kLimitExceeded);
+  c.call(8, "cancel", {{"id", 999}});
+  CHECK(error_of(c.reply(8))["code"] == rpc::kInvalidParams);
+  c.call(9, "cancel", {{"id", {1}}});
+  CHECK(error_of(c.reply(9))["code"] == rpc::kInvalidParams);
+  c.call(10, "health");
+  CHECK(c.reply(10)["result"]["status"] == "ok");
+  // An exec that times out is a result, not an error.
+  c.call(11, "exec", {{"argv", {"sleep", "5"}}, {"timeout", 0.3}});
+  CHECK(c.reply(11)["result"]["verdict"] == "timed_out");
+}
+
+TEST_CASE("cancel ends this client's exec; another client can neither see nor cancel it", "[daemon]") {
+  daemon_process d;
+  line_client a(d.socket), b(d.socket);
+  a.call(1, "exec", {{"argv", {"sleep", "30.1717"}}});
+  REQUIRE(eventually([] { return !with_arg("30.1717").empty(); }));
+  b.call(1, "cancel", {{"id", 1}});
+  CHECK(error_of(b.reply(1))["code"] == rpc::kInvalidParams);
+  CHECK(!with_arg("30.1717").empty());
+  b.call(2, "health");
+  CHECK(b.reply(2)["result"]["this_client"]["executions"] == 0);
+  a.call(2, "cancel", {{"id", 1}});
+  CHECK(a.reply(2)["result"]["cancelled"] == true);
+  CHECK(a.reply(1)["result"]["verdict"] == "cancelled");
+  CHECK(eventually([] { return with_arg("30.1717").empty(); }));
+}
+
+TEST_CASE("a client that disconnects mid-execution has it cancelled and cleaned up", "[daemon]") {
+  daemon_process d;
+  {
+    line_client c(d.socket);
+    c.call(1, "exec", {{"argv", {"sleep", "30.2828"}}});
+    REQUIRE(eventually([] { return !with_arg("30.2828").empty(); }));
+  }
+  CHECK(eventually([] { return with_arg("30.2828").empty(); }, 5s));
+  CHECK(eventually([&] {
+    line_client c(d.socket);
+    c.call(1, "health");
+    return c.reply(1)["result"]["executions"]["running"] == 0;
+  }));
+  CHECK(pid_alive(d.pid));
+}
+
+TEST_CASE("a client that never reads is disconnected; others are unaffected", "[daemon]") {
+  daemon_process d;
+  line_client lazy(d.socket);
+  int small = 4096;
+  ::setsockopt(lazy.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  std::string burst;
+  for (int i = 0; i < 200; ++i) burst += rpc::request_line(i, "capabilities", json::object());
+  // ~200 answers of a few KiB each per burst: past the 16 MiB bound after some bursts.
+  bool cut = false;
+  for (int round = 0; round < 200 && !cut; ++round) {
+    ssize_t n = ::send(lazy.fd, burst.data(), burst.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno != EAGAIN) cut = true;
+    std::this_thread::sleep_for(5ms);
+    line_client other(d.socket);
+    other.call(1, "health");
+    auto h = other.reply(1)["result"];
+    if (h["clients"] == 1) cut = true;  // only `other`: the lazy one was dropped
+  }
+  CHECK(cut);
+  CHECK(pid_alive(d.pid));
+}
+
+TEST_CASE("peer credentials outside the allow list are refused", "[daemon]") {
+  SECTION("a uid that is not listed") {
+    daemon_process d({"--allow-uid", "12345"});
+    line_client c(d.socket);
+    auto e = c.next();
+    CHECK(error_of(e)["code"] == rpc::kRefused);
+    CHECK(c.next().is_null());  // then the hang-up
+  }
+  SECTION("another user, with the socket opened up on the filesystem") {
+    if (::geteuid() != 0) return;  // setuid needs root
+    daemon_process d;
+    // Wide file modes, so only SO_PEERCRED stands between uid 65534 and the daemon.
+    ::chmod(d.dir.path().c_str(), 0755);
+    ::chmod(d.socket.c_str(), 0666);
+    int pipefd[2];
+    REQUIRE(::pipe(pipefd) == 0);
+    pid_t child = ::fork();
+    if (child == 0) {
+      ::close(pipefd[0]);
+      if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+      int fd = connect_to(d.socket);
+      if (fd < 0) ::_exit(3);
+      char buf[4096];
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n > 0) (void)!::write(pipefd[1], buf, static_cast<std::size_t>(n));
+      ::_exit(0);
+    }
+    ::close(pipefd[1]);
+    std::string got;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+    ::close(pipefd[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    REQUIRE(WEXITSTATUS(status) == 0);
+    auto e = json::parse(got);
+    CHECK(e["error"]["code"] == rpc::kRefused);
+    CHECK(e["error"]["message"].get<std::string>().find("uid 65534") != std::string::npos);
+  }
+}
+
+TEST_CASE("the socket is 0600 in a private directory; a live one is not taken over", "[daemon]") {
+  daemon_process d;
+  struct stat st {};
+  REQUIRE(::stat(d.socket.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // A second daemon on the same socket refuses instead of stealing it.
+  pid_t second = ::fork();
+  if (second == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 2);
+    ::execl(CORRAL_TEST_CLI, CORRAL_TEST_CLI, "serve", "--socket", d.socket.c_str(), "--state-dir",
+            (d.dir / "state2").c_str(), nullptr);
+    ::_exit(127);
+  }
+  int status = 0;
+  ::waitpid(second, &status, 0);
+  CHECK(WEXITSTATUS(status) == 125);
+  line_client c(d.socket);
+  c.call(1, "health");
+  CHECK(c.reply(1)["result"]["status"] == "ok");
+}
+
+TEST_CASE("SIGTERM ends executions and removes the socket; after SIGKILL a restart sweeps and serves", "[daemon]") {
+  daemon_process d;
+  {
+    line_client c(d.socket);
+    c.call(1, "exec", {{"argv", {"sleep", "30.3939"}}});
+    REQUIRE(eventually([] { return !with_arg("30.3939").empty(); }));
+    int status = d.stop(SIGTERM);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    CHECK(::access(d.socket.c_str(), F_OK) != 0);
+    CHECK(with_arg("30.3939").empty());
+  }
+  d.start();
+  {
+    line_client c(d.socket);
+    c.call(1, "exec", {{"argv", {"sleep", "30.4646"}}});
+    REQUIRE(eventually([] { return !with_arg("30.4646").empty(); }));
+    d.stop(SIGKILL);
+  }
+  CHECK(::access(d.socket.c_str(), F_OK) == 0);  // stale, left behind
+  // The landlock child lives on in its cgroup until the next start sweeps its lease.
+  d.start();
+  CHECK(eventually([] { return with_arg("30.4646").empty(); }));
+  line_client c(d.socket);
+  c.call(1, "health");
+  CHECK(c.reply(1)["result"]["status"] == "ok");
+}
+
+TEST_CASE("--stdio serves one client on stdin/stdout and exits when it hangs up", "[daemon]") {
+  testing::temp_dir dir{"corral-stdio-"};
+  int in[2], out[2];
+  REQUIRE(::pipe(in) == 0);
+  REQUIRE(::pipe(out) == 0);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(in[0], 0);
+    ::dup2(out[1], 1);
+    ::close(in[1]);
+    ::close(out[0]);
+    ::execl(CORRAL_TEST_CLI, CORRAL_TEST_CLI, "serve", "--stdio", "--state-dir", (dir / "state").c_str(), nullptr);
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  ::close(out[1]);
+  std::string req = rpc::request_line(1, "exec", {{"argv", {"/bin/echo", "via stdio"}}});
+  REQUIRE(::write(in[1], req.data(), req.size()) == static_cast<ssize_t>(req.size()));
+  std::string got;
+  char buf[4096];
+  while (got.find("\"result\"") == std::string::npos) {
+    ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    got.append(buf, static_cast<std::size_t>(n));
+  }
+  CHECK(got.find("via stdio") != std::string::npos);
+  ::close(in[1]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  ::close(out[0]);
+}
