@@ -1,0 +1,73 @@
+"""Throughput and latency of /bin/true through `corral serve` (used by scripts/bench).
+
+Starts its own daemon (landlock tier, temp socket and state dir), then prints
+  daemon_exec_per_s clients=N ...   for 1, 8 and 64 concurrent clients, one connection each
+  daemon_latency median_us=... p90_us=...   one client, one exec at a time
+Usage: bench_daemon.py CORRAL_BINARY [N]"""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from corral_client import Client  # noqa: E402
+
+
+def main():
+    binary = os.path.abspath(sys.argv[1])
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    d = tempfile.mkdtemp(prefix="corral-bench-")
+    sock = os.path.join(d, "corral.sock")
+    daemon = subprocess.Popen([binary, "serve", "--socket", sock, "--state-dir", os.path.join(d, "state")],
+                              cwd=d, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not os.path.exists(sock) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with Client(sock) as c:
+            for _ in range(10):  # warm-up: page cache, CAF workers, the helper's first exec
+                c.exec(argv=["/bin/true"], tier="landlock")
+            lat = []
+            for _ in range(n):
+                t = time.perf_counter()
+                r = c.exec(argv=["/bin/true"], tier="landlock")
+                lat.append((time.perf_counter() - t) * 1e6)
+                assert r["exit_code"] == 0, r
+            lat.sort()
+            print("daemon_latency tier=landlock median_us=%.1f p90_us=%.1f n=%d" % (
+                lat[len(lat) // 2], lat[min(len(lat) - 1, int(0.9 * len(lat)))], n))
+        for clients in (1, 8, 64):
+            per = max(1, n // clients) if clients > 1 else n
+            errors = []
+
+            def worker():
+                try:
+                    with Client(sock) as c:
+                        for _ in range(per):
+                            if c.exec(argv=["/bin/true"], tier="landlock")["exit_code"] != 0:
+                                errors.append("exit")
+                except Exception as e:  # reported, not hidden
+                    errors.append(repr(e))
+
+            threads = [threading.Thread(target=worker) for _ in range(clients)]
+            t = time.perf_counter()
+            for th in threads:
+                th.start()
+            for th in threads:
+                th.join()
+            took = time.perf_counter() - t
+            total = per * clients
+            print("daemon_exec_per_s tier=landlock clients=%d execs=%d per_s=%.1f errors=%d" % (
+                clients, total, total / took, len(errors)))
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=60)
+        shutil.rmtree(d, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
