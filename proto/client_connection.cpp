@@ -98,7 +98,7 @@ void dispatch(self_ptr self, const rpc::request& r) {
     return;
   }
   if (r.method.rfind("session.", 0) == 0)
-    return reply_error(self, rpc::kMethodNotFound, "sessions are not available in this build (" + r.method + ")", r.id,
+    return reply_error(self, rpc::kMethodNotFound, "sessions are not available in this build of the daemon (" + r.method + "; the runtime has them, the daemon does not serve them yet)", r.id,
                        {{"reason", "sessions_unavailable"}});
   reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
 }
