@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -611,4 +612,43 @@ TEST_CASE("a tampered lease record pointing outside cgroupfs is refused and noth
   auto sum = sweep_leases(leases.path());
   CHECK(sum.refused == 1);
   CHECK(alive(victim.pid));
+}
+
+TEST_CASE("without root or delegation, creating says which path and what to do", "[cgroup]") {
+  CGROUP_CASE_OR_SKIP();
+  auto layout = find_cgroup_layout(cgroup_features());
+  REQUIRE(layout);
+  auto set = cgroup_set::plan(*layout, fresh_id());
+  REQUIRE(set);
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  // A child that drops to nobody tries what the lease would; root's view stays untouched.
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
+        ::setresuid(65534, 65534, 65534) != 0)
+      ::_exit(3);
+    auto s = set->create(limits{});
+    std::string msg = s ? std::string("created") : s.error().describe();
+    if (s) set->remove();
+    ssize_t n = ::write(fds[1], msg.data(), msg.size());
+    ::_exit(n < 0 ? 4 : 0);
+  }
+  ::close(fds[1]);
+  child_guard child{pid};
+  std::string msg;
+  char buf[512];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  auto status = child.wait(5s);
+  REQUIRE(status);
+  REQUIRE(WIFEXITED(*status));
+  REQUIRE(WEXITSTATUS(*status) == 0);
+  INFO(msg);
+  CHECK(msg.rfind("tier unavailable", 0) == 0);
+  CHECK(msg.find(set->dirs().front().substr(0, set->dirs().front().rfind('/'))) != std::string::npos);
+  CHECK(msg.find("run as root") != std::string::npos);
+  CHECK(msg.find("Delegate=yes") != std::string::npos);
+  CHECK(none_exist(set->dirs()));
 }
