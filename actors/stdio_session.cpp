@@ -67,6 +67,7 @@ struct stdio_session_state {
   bool err_eof = false;
   bool finishing = false;
   bool lease_answered = false;
+  bool close_on_spawn = false;
   std::optional<status_line> target_exit;
   int helper_wait_status = 0;
 
@@ -164,9 +165,9 @@ void begin_drain(self_ptr self, session_end_reason why, std::string detail, bool
   auto& st = self->state;
   if (st.phase == session_phase::closed) return;
   set_reason(st, why, std::move(detail));
-  if (st.phase == session_phase::starting && st.process == 0) {
+  if (st.process == 0) {
     st.phase = session_phase::draining;
-    // Not spawned: a lease still being acquired is finished when it answers.
+    // Not launched: a lease still being acquired is finished when it answers.
     if (st.lease_answered) maybe_finish(self);
     return;
   }
@@ -175,6 +176,11 @@ void begin_drain(self_ptr self, session_end_reason why, std::string detail, bool
   refuse_waiting(st, "the session is closing");
   if (graceful && !st.stdin_closed) {
     st.stdin_closed = true;
+    // Before io_spawned the queued input is not written yet: EOF must come after it.
+    if (st.pid == 0) {
+      st.close_on_spawn = true;
+      return;
+    }
     st.env.io->close_stdin(st.process);
     self->delayed_send(self, st.plan.options.close_grace, grace_atom::value);
   } else {
@@ -303,7 +309,13 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         for (auto& bytes : s.before_spawn) s.env.io->write_stdin(s.process, std::move(bytes));
         s.before_spawn.clear();
         if (s.phase == session_phase::starting) s.phase = session_phase::running;
-        if (s.reason) terminate(self);
+        if (s.close_on_spawn) {
+          s.close_on_spawn = false;
+          s.env.io->close_stdin(s.process);
+          self->delayed_send(self, s.plan.options.close_grace, grace_atom::value);
+        } else if (s.reason) {
+          terminate(self);
+        }
       },
       [=](io_spawn_failed& ev) {
         auto& s = self->state;

@@ -12,6 +12,7 @@
 #include "actors/execution_planner.hpp"
 #include "actors/execution_state.hpp"
 #include "actors/stdio_session.hpp"
+#include "actors/terminal_session.hpp"
 
 namespace corral {
 
@@ -123,6 +124,22 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         if (!plan) return {false, plan.error(), {}, 0};
         session_env env{st.config.io, st.config.helper_path, st.config.make_lease};
         auto session = spawn_stdio_session(self->system(), std::move(*plan), std::move(env), std::move(owner));
+        self->monitor(session);
+        st.sessions.insert(session);
+        return {true, {}, session, number};
+      },
+      [=](terminal_atom, terminal_request& request) -> session_opened {
+        auto& st = self->state;
+        if (st.stopping) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, 0};
+        const auto& prof = *st.config.prof;
+        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier, st.config.policy);
+        if (!chosen) return {false, chosen.error(), {}, 0};
+        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
+        auto number = st.next_session++;
+        auto plan = plan_terminal_session(request, st.instance + "-t" + std::to_string(number), number, ctx);
+        if (!plan) return {false, plan.error(), {}, 0};
+        session_env env{st.config.io, st.config.helper_path, st.config.make_lease};
+        auto session = spawn_terminal_session(self->system(), std::move(*plan), std::move(env));
         self->monitor(session);
         st.sessions.insert(session);
         return {true, {}, session, number};

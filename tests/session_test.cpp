@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 #include <thread>
 
 #include "actors/message_framing.hpp"
@@ -322,4 +323,68 @@ TEST_CASE("the owner's death cancels its session", "[session][host]") {
   }
   CHECK(gone_within("sleep 31339", 10s));
   CHECK(tracked_after_settling(*t.rt) == 0);
+}
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream f(path);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// initialize → tools/list → tools/call(echo) with the official SDK's client, the server
+// command given on the command line (corral mcp … -- node server stdio).
+const char* const kMcpClient = R"(import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+const [command, ...args] = process.argv.slice(2);
+const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+const client = new Client({ name: "corral-test", version: "1.0.0" });
+await client.connect(transport);
+const tools = await client.listTools();
+const reply = await client.callTool({ name: "echo", arguments: { message: "hello through corral" } });
+console.log(JSON.stringify({ server: client.getServerVersion(), tools: tools.tools.map((t) => t.name), reply }));
+await client.close();
+)";
+
+} // namespace
+
+TEST_CASE("a real MCP server from npm answers initialize, tools/list and tools/call through corral mcp",
+          "[session][mcp][host][landlock]") {
+  temp_dir dir("corral-mcp-");
+  ::chmod(dir.path().c_str(), 0755);  // the landlock jail reads it as nobody
+  // Bounded: a machine without the registry skips instead of hanging.
+  std::string install = "cd " + dir.path() +
+                        " && timeout 240 npm install --no-audit --no-fund --loglevel=error "
+                        "@modelcontextprotocol/server-everything @modelcontextprotocol/sdk > npm.log 2>&1";
+  if (std::system(install.c_str()) != 0) {
+    WARN("skipped: npm could not install the MCP packages (no registry?): " << read_all(dir / "npm.log").substr(0, 500));
+    return;
+  }
+  {
+    std::ofstream f(dir / "client.mjs");
+    f << kMcpClient;
+  }
+  const std::string server = "node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+  // corral runs in `cwd`: the profile protects ./.git, which must not lie in a granted root.
+  auto run_client = [&](const std::string& cwd, const std::string& corral_args, const std::string& server_path) {
+    std::string cmd = "cd " + cwd + " && timeout 90 node " + dir / "client.mjs " + CORRAL_TEST_CLI + " mcp " +
+                      corral_args + " -- node " + server_path + " stdio > " + dir / "out.json 2> " + dir / "err.log";
+    int rc = std::system(cmd.c_str());
+    INFO("stderr: " << read_all(dir / "err.log"));
+    CHECK(rc == 0);
+    auto out = read_all(dir / "out.json");
+    INFO("client output: " << out);
+    CHECK(out.find("\"echo\"") != std::string::npos);
+    CHECK(out.find("hello through corral") != std::string::npos);
+    CHECK(out.find("\"server\":{\"name\"") != std::string::npos);
+  };
+  SECTION("host tier") { run_client(dir.path(), "--tier host --allow-host", dir / server); }
+  SECTION("landlock tier, the install dir granted as a source root") {
+    temp_dir cfg("corral-mcp-config-");
+    {
+      std::ofstream f(cfg / "corral.toml");
+      f << "[sandbox]\ntier = \"landlock\"\n[sandbox.roots]\nsource_roots = [\"" << dir.path() << ":/mcp\"]\n";
+    }
+    run_client(cfg.path(), "--config " + cfg / "corral.toml", "/mcp/" + server);
+  }
 }

@@ -15,6 +15,8 @@ int run_command(const std::vector<std::string>& args);
 int doctor_command(const std::vector<std::string>& args);
 int describe_command(const std::vector<std::string>& args);
 int serve_command(const std::vector<std::string>& args);
+int mcp_command(const std::vector<std::string>& args);
+int shell_command(const std::vector<std::string>& args);
 
 // Logging: quiet by default, debug with -v. Always on stderr: stdout is the program's.
 void configure_logging(bool verbose);

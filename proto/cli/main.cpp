@@ -15,6 +15,8 @@ commands:
   doctor    show what this machine can enforce, and why a tier is unavailable
   describe  print the profile's descriptor: canonical JSON and its SHA-256 digest
   serve     the daemon: JSON-RPC 2.0 on a Unix socket or stdio (corral serve --help)
+  mcp       run an MCP server inside the boundary as a transparent stdio proxy (corral mcp --help)
+  shell     an interactive terminal inside the boundary (corral shell --help)
   help      this text
 
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
   if (command == "doctor") return corral::cli::doctor_command(args);
   if (command == "describe") return corral::cli::describe_command(args);
   if (command == "serve") return corral::cli::serve_command(args);
+  if (command == "mcp") return corral::cli::mcp_command(args);
+  if (command == "shell") return corral::cli::shell_command(args);
   std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

@@ -1,0 +1,221 @@
+// corral shell: an interactive terminal inside the boundary for a person. The local tty is
+// put in raw mode (restored on every exit path: normal return, error, fatal signal), and
+// its window size follows the local one (SIGWINCH).
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <thread>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/runtime.hpp"
+#include "config/toml_profile.hpp"
+#include "proto/cli/commands.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+const char* const kShellUsage = R"(usage: corral shell [options] [-- PROGRAM [ARGS...]]
+
+Opens a terminal inside the boundary running PROGRAM (default /bin/sh) and connects this
+terminal to it. Exit status: the program's own; 128+N when signal N ended it.
+
+options:
+  --tier T        the boundary (default: the profile's, landlock)
+  --config FILE   the corral.toml to use (default: ./corral.toml if present)
+  --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  --lifetime S    end the terminal after S seconds
+  -v              debug logging on stderr
+)";
+
+// The saved local mode, for the signal handler: a handler may only call async-signal-safe
+// functions, and tcsetattr is one.
+termios g_saved{};
+std::atomic<bool> g_raw{false};
+int g_winch_pipe[2] = {-1, -1};
+
+void restore_tty() {
+  if (g_raw.exchange(false)) ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved);
+}
+
+void on_fatal_signal(int sig) {
+  restore_tty();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void on_winch(int) {
+  int saved = errno;
+  if (g_winch_pipe[1] >= 0) (void)!::write(g_winch_pipe[1], "w", 1);
+  errno = saved;
+}
+
+// Raw mode for as long as it lives.
+struct raw_mode {
+  raw_mode() {
+    if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &g_saved) < 0) return;
+    termios raw = g_saved;
+    ::cfmakeraw(&raw);
+    for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGABRT, SIGSEGV}) ::signal(sig, on_fatal_signal);
+    if (::tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0) g_raw = true;
+  }
+  ~raw_mode() { restore_tty(); }
+};
+
+bool write_all(int fd, const std::string& data) {
+  const char* p = data.data();
+  std::size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool local_size(std::uint16_t& rows, std::uint16_t& cols) {
+  winsize ws{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0) return false;
+  rows = ws.ws_row;
+  cols = ws.ws_col;
+  return true;
+}
+
+// Local keystrokes and window changes to the terminal session; returns when asked to stop.
+void forward_input(caf::actor terminal, int stop_fd) {
+  char buf[4096];
+  bool stdin_open = true;
+  for (;;) {
+    pollfd fds[3] = {{stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {g_winch_pipe[0], POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (fds[2].revents) return;
+    if (fds[1].revents) {
+      (void)!::read(g_winch_pipe[0], buf, sizeof buf);
+      std::uint16_t rows = 0, cols = 0;
+      if (local_size(rows, cols)) caf::anon_send(terminal, resize_atom::value, rows, cols);
+    }
+    if (fds[0].revents) {
+      ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        // Not a terminal, and its input ended: end-of-file for the program, as ^D is.
+        stdin_open = false;
+        caf::anon_send(terminal, input_atom::value, std::string("\x04"));
+        continue;
+      }
+      caf::anon_send(terminal, input_atom::value, std::string(buf, static_cast<std::size_t>(n)));
+    }
+  }
+}
+
+} // namespace
+
+int shell_command(const std::vector<std::string>& args) {
+  terminal_request request;
+  std::string config_path;
+  bool allow_host = false, verbose = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (a == "--") {
+      request.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
+      break;
+    }
+    if (a == "--help" || a == "-h") {
+      std::cout << kShellUsage;
+      return 0;
+    }
+    if (a == "--allow-host") allow_host = true;
+    else if (a == "-v") verbose = true;
+    else if ((a == "--tier" || a == "--config" || a == "--lifetime") && i + 1 < args.size()) {
+      const auto& v = args[++i];
+      if (a == "--tier") request.tier = v;
+      else if (a == "--config") config_path = v;
+      else {
+        try {
+          request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
+        } catch (const std::exception&) {
+          std::cerr << "corral: --lifetime needs a number of seconds\n" << kShellUsage;
+          return kExitRefused;
+        }
+      }
+    } else {
+      std::cerr << "corral: unknown option or missing value '" << a << "'\n" << kShellUsage;
+      return kExitRefused;
+    }
+  }
+  configure_logging(verbose);
+  if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
+  local_size(request.rows, request.cols);
+
+  char cwd[4096];
+  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  if (!prof) {
+    std::cerr << "corral: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  runtime_options ro;
+  ro.prof = std::move(*prof);
+  ro.allow_host = allow_host;
+  auto rt = runtime::start(std::move(ro));
+  if (!rt) {
+    std::cerr << "corral: " << rt.error().describe() << "\n";
+    return kExitRefused;
+  }
+  auto terminal = (*rt)->open_terminal(request);
+  if (!terminal) {
+    std::cerr << "corral: " << terminal.error().describe() << "\n";
+    return terminal.error().message.find("not found") != std::string::npos ? kExitNotFound : kExitRefused;
+  }
+
+  int status = kExitRefused;
+  int stop[2];
+  if (::pipe2(g_winch_pipe, O_CLOEXEC | O_NONBLOCK) < 0 || ::pipe2(stop, O_CLOEXEC) < 0) {
+    std::cerr << "corral: pipe2: " << std::strerror(errno) << "\n";
+    caf::anon_send(terminal->actor, cancel_atom::value);
+    return kExitRefused;
+  }
+  ::signal(SIGWINCH, on_winch);
+  {
+    raw_mode raw;
+    caf::scoped_actor self{(*rt)->system()};
+    self->request(terminal->actor, std::chrono::seconds(30), reattach_atom::value, caf::actor_cast<caf::actor>(self))
+        .receive([](std::string& scrollback) { write_all(STDOUT_FILENO, scrollback); }, [](caf::error&) {});
+    std::thread input(forward_input, terminal->actor, stop[0]);
+    bool done = false;
+    std::string failure_detail;
+    while (!done) {
+      self->receive(
+          [&](terminal_output& out) { write_all(STDOUT_FILENO, out.bytes); },
+          [&](session_ended& e) {
+            done = true;
+            if (e.reason == session_end_reason::failed) failure_detail = e.detail;
+            else if (e.term_signal) status = 128 + *e.term_signal;
+            else status = e.exit_code.value_or(0);
+          });
+    }
+    (void)!::write(stop[1], "x", 1);
+    input.join();
+    restore_tty();
+    if (!failure_detail.empty()) std::cerr << "corral: the terminal failed: " << failure_detail << "\n";
+  }
+  ::signal(SIGWINCH, SIG_DFL);
+  for (int fd : {stop[0], stop[1], g_winch_pipe[0], g_winch_pipe[1]}) ::close(fd);
+  rt->reset();
+  return status;
+}
+
+} // namespace corral::cli
