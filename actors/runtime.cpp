@@ -103,7 +103,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   // A crashed earlier run may have left cgroups with processes in them: kill and remove
   // them before anything new starts.
   auto swept = sweep_leases(p->state_dir + "/leases");
-  if (swept.records > 0)
+  if (swept.swept > 0 || swept.refused > 0)
     spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs)", swept.swept,
                  swept.refused);
 

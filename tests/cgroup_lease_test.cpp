@@ -547,6 +547,40 @@ TEST_CASE("an actor that exits without finish still kills and removes", "[cgroup
   CHECK(wait_until([&] { return !exists(lease_record_path(leases.path(), id)); }, 5s));
 }
 
+// A crashed run's record: its owner line names a process that is gone.
+static void make_owner_dead(const std::string& record) {
+  pid_t gone = ::fork();
+  if (gone == 0) _exit(0);
+  ::waitpid(gone, nullptr, 0);
+  std::ifstream in(record);
+  std::string text((std::istreambuf_iterator<char>(in)), {}), out, line;
+  std::istringstream lines(text);
+  while (std::getline(lines, line))
+    out += (line.rfind("owner ", 0) == 0 ? "owner " + std::to_string(gone) + " 1" : line) + "\n";
+  std::ofstream(record, std::ios::trunc) << out;
+}
+
+TEST_CASE("sweep_leases leaves the leases of a runtime that is still running", "[cgroup]") {
+  CGROUP_CASE_OR_SKIP();
+  temp_dir leases{"corral-leases-"};
+  auto layout = find_cgroup_layout(cgroup_features());
+  REQUIRE(layout);
+  auto id = fresh_id();
+  auto set = cgroup_set::plan(*layout, id);
+  REQUIRE(set);
+  set_guard guard{&*set, leases.path(), id};
+  REQUIRE(write_lease_record(leases.path(), id, set->dirs()));  // owned by this live process
+  REQUIRE(set->create(limits{}));
+  child_guard child{spawn_in(set->procs_files(), "exec sleep 60")};
+  REQUIRE(wait_until([&] { return !set->empty(); }, 5s));
+  auto sum = sweep_leases(leases.path());
+  CHECK(sum.records == 1);
+  CHECK(sum.live == 1);
+  CHECK(sum.swept == 0);
+  CHECK_FALSE(set->empty());  // the sleep is alive
+  CHECK(exists(lease_record_path(leases.path(), id)));
+}
+
 TEST_CASE("sweep_leases kills and removes what a crashed run left", "[cgroup]") {
   CGROUP_CASE_OR_SKIP();
   temp_dir leases{"corral-leases-"};
@@ -557,6 +591,7 @@ TEST_CASE("sweep_leases kills and removes what a crashed run left", "[cgroup]") 
   REQUIRE(set);
   set_guard guard{&*set, leases.path(), id};
   REQUIRE(write_lease_record(leases.path(), id, set->dirs()));
+  make_owner_dead(lease_record_path(leases.path(), id));
   REQUIRE(set->create(limits{}));
   child_guard child{spawn_in(set->procs_files(), "exec sleep 60")};
   REQUIRE(wait_until([&] { return !set->empty(); }, 5s));

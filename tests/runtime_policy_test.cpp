@@ -1,5 +1,10 @@
 // Checks the runtime makes at start-up, before anything runs.
+#include <future>
+#include <thread>
+
 #include <catch2/catch.hpp>
+
+#include "tiers/default_tiers.hpp"
 
 #include "runtime_fixture.hpp"
 
@@ -21,4 +26,41 @@ TEST_CASE("a root that exposes the runtime's state dir is refused at start-up", 
   REQUIRE_FALSE(rt);
   CHECK(rt.error().kind == failure_kind::config_error);
   CHECK(rt.error().message.find(state_dir) != std::string::npos);
+}
+
+TEST_CASE("a runtime starting on a shared state dir leaves a live runtime's leases alone", "[runtime][lease]") {
+  profile p;
+  p.tier = "landlock";
+  {
+    profile probe;
+    auto tiers = build_default_tiers(probe, detect_kernel_features());
+    auto st = tiers->find("landlock")->available();
+    if (!st.available) {
+      WARN("skipped: the landlock tier is unavailable here: " << st.reason);
+      return;
+    }
+  }
+  temp_dir state;
+  auto make = [&] {
+    runtime_options o;
+    o.prof = p;
+    o.exec_helper = CORRAL_TEST_HELPER;
+    o.state_dir = state / "state";
+    auto rt = runtime::start(std::move(o));
+    if (!rt) FAIL("runtime::start: " << rt.error().describe());
+    return std::move(*rt);
+  };
+  auto first = make();
+  std::promise<expected<exec_result>> done;
+  auto result = done.get_future();
+  exec_request r = shell("echo started; sleep 2; echo finished");
+  r.timeout = std::chrono::seconds(20);
+  first->exec_async(r, [&](expected<exec_result> res) { done.set_value(std::move(res)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the lease is recorded by now
+  auto second = make();  // sweeps at start-up
+  REQUIRE(result.wait_for(std::chrono::seconds(20)) == std::future_status::ready);
+  auto res = result.get();
+  REQUIRE(res);
+  CHECK(res->how == verdict::exited);
+  CHECK(res->out.data == "started\nfinished\n");  // not killed by the second runtime's sweep
 }

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <sys/stat.h>
 #include <thread>
@@ -18,6 +20,37 @@ namespace corral {
 namespace {
 
 const std::string kHeader = "corral-lease " + std::to_string(kLeaseRecordVersion);
+const std::string kOwnerPrefix = "owner ";
+
+// A process is named by its pid and its start time (field 22 of /proc/<pid>/stat), so a
+// reused pid is not mistaken for the runtime that wrote a record.
+std::string process_start_time(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  auto close = stat.rfind(')');  // the command name may hold spaces and parentheses
+  if (close == std::string::npos) return "";
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i)
+    if (i == 22) return field;
+  return "";
+}
+
+// True when the record's owner line names a runtime that is still running: its leases
+// are live, not leftovers, whoever else shares the state dir.
+bool owner_alive(const std::string& text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, kOwnerPrefix.size(), kOwnerPrefix) != 0) continue;
+    std::istringstream words(line.substr(kOwnerPrefix.size()));
+    long pid = 0;
+    std::string start;
+    if (!(words >> pid >> start) || pid <= 0) return false;
+    return process_start_time(static_cast<pid_t>(pid)) == start;
+  }
+  return false;
+}
 const std::string kSuffix = ".lease";
 const std::string kTempSuffix = ".lease.tmp";
 constexpr off_t kMaxRecordBytes = 64 * 1024;
@@ -76,6 +109,7 @@ status write_lease_record(const std::string& leases_dir, const std::string& exec
   if (!valid_exec_id(exec_id))
     return make_failure(failure_kind::internal, "exec id \"" + exec_id + "\" cannot name a lease record");
   std::string body = kHeader + "\n";
+  body += kOwnerPrefix + std::to_string(::getpid()) + " " + process_start_time(::getpid()) + "\n";
   for (const auto& d : cgroup_dirs) {
     if (d.find('\n') != std::string::npos)
       return make_failure(failure_kind::internal, "cgroup dir with a newline: " + d);
@@ -128,7 +162,7 @@ expected<std::vector<std::string>> read_lease_record(const std::string& path) {
   auto mounts = read_cgroup_mounts();
   std::vector<std::string> dirs;
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    if (line.empty() || line.compare(0, kOwnerPrefix.size(), kOwnerPrefix) == 0) continue;
     if (!is_lease_cgroup_dir(mounts, line, exec_id))
       return make_failure(failure_kind::refused, "lease record " + path + " names " + line +
                                                      ", which is not a corral/" + exec_id +
@@ -163,6 +197,14 @@ sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& o
       ::unlink(path.c_str());  // torn by a machine crash: it names nothing
       ++sum.swept;
       continue;
+    }
+    {
+      std::ifstream in(path);
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      if (owner_alive(text)) {
+        ++sum.live;
+        continue;
+      }
     }
     auto dirs = read_lease_record(path);
     if (!dirs) {

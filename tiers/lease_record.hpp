@@ -15,7 +15,8 @@ inline constexpr int kLeaseRecordVersion = 1;
 
 std::string lease_record_path(const std::string& leases_dir, const std::string& exec_id);
 
-// Atomic: a temp file renamed into place. Names the cgroup dirs, one a line.
+// Atomic: a temp file renamed into place. Names the writing runtime (pid and start time:
+// a sweep leaves the leases of a live runtime alone) and the cgroup dirs, one a line.
 status write_lease_record(const std::string& leases_dir, const std::string& exec_id,
                           const std::vector<std::string>& cgroup_dirs);
 // The dirs of a record, refused unless every one is `<cgroup mount>/.../corral/<exec_id>`
@@ -37,12 +38,14 @@ struct sweep_summary {
   int records = 0;          // lease records found
   int swept = 0;            // records whose cgroups were emptied and removed, record deleted
   int refused = 0;          // records naming paths outside cgroupfs (left in place, untouched)
+  int live = 0;             // records of a runtime still running (another process sharing the state dir)
   int killed = 0;           // processes signalled
   int orphans_removed = 0;  // record-less empty dirs removed
   std::vector<std::string> errors;
 };
 
-// For start-up, before any lease of this state dir exists.
+// For start-up: removes the leases of runtimes that are gone; those of a runtime still
+// running (a daemon, while a CLI run starts with the same state dir) are counted as live.
 sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& options = {});
 
 } // namespace corral
