@@ -84,7 +84,7 @@ void deliver(self_ptr self, const lease_report& report) {
     r.usage.cpu_system_us = report.usage.cpu_system_us;
   }
   r.how = judge(st, report);
-  spdlog::info("execution {} tier={} verdict={} exit={} signal={} duration_ms={:.3f}", r.execution_id,
+  spdlog::debug("execution {} tier={} verdict={} exit={} signal={} duration_ms={:.3f}", r.execution_id,
                r.tier, to_string(r.how), r.exit_code.value_or(-1), r.term_signal.value_or(0),
                r.duration.count() / 1000.0);
   st.phase = execution_phase::done;

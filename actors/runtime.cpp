@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <caf/all.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
@@ -91,6 +92,14 @@ struct runtime::impl {
 runtime::runtime(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
 expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
+  // spdlog's stock default logger writes to stdout, which belongs to the host program (an
+  // MCP server's stdout is its protocol): an embedder that set no logger gets stderr.
+  if (auto current = spdlog::default_logger(); current && current->name().empty()) {
+    auto level = current->level();
+    auto logger = spdlog::get("corral") ? spdlog::get("corral") : spdlog::stderr_color_mt("corral");
+    logger->set_level(level);
+    spdlog::set_default_logger(logger);
+  }
   auto p = std::make_unique<impl>();
   auto helper = options.exec_helper.empty() ? find_exec_helper() : options.exec_helper;
   if (helper.empty() || ::access(helper.c_str(), X_OK) != 0)
