@@ -1,5 +1,7 @@
 #include "tiers/preflight.hpp"
 
+#include "tiers/tier.hpp"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -23,20 +25,8 @@ std::string find_on_path(const std::string& name) {
   if (name.empty()) return "";
   if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
   const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  std::size_t start = 0;
-  while (start <= dirs.size()) {
-    auto end = dirs.find(':', start);
-    if (end == std::string::npos) end = dirs.size();
-    std::string candidate = dirs.substr(start, end - start);
-    start = end + 1;
-    if (candidate.empty() || candidate.front() != '/') continue;
-    candidate.append("/").append(name);
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(candidate.c_str(), X_OK) == 0)
-      return candidate;
-  }
-  return "";
+  auto found = resolve_program(name, path ? path : "/usr/local/bin:/usr/bin:/bin");
+  return found ? *found : "";
 }
 
 probe_result run_probe(const std::vector<std::string>& argv, std::chrono::milliseconds deadline) {
