@@ -226,7 +226,9 @@ void on_output(self_ptr self, std::string& bytes) {
 
 void write_input(self_ptr self, std::string bytes) {
   auto& st = self->state;
-  if (st.process == 0) st.before_spawn.push_back(std::move(bytes));
+  // Until io_spawned everything waits in one queue: a write posted between the launch and
+  // the flush would overtake the ones queued before it.
+  if (st.pid == 0) st.before_spawn.push_back(std::move(bytes));
   else st.env.io->write_stdin(st.process, std::move(bytes));
 }
 

@@ -39,7 +39,9 @@ profile landlock_profile() {
 
 session_request echo_request() {
   session_request r;
-  r.argv = {"python3", "-u", "-c", kEchoServer};
+  // Not a bare name: a version manager's shim first on PATH (pyenv) is a chain of shell
+  // scripts, not the server under test.
+  r.argv = {"/usr/bin/python3", "-u", "-c", kEchoServer};
   return r;
 }
 
@@ -107,7 +109,11 @@ void round_trip_10k(runtime& rt) {
     if (!m) FAIL("message " << received << ": " << m.error().describe() << " stderr: "
                             << (s->ended() ? s->ended()->stderr_tail : ""));
     auto expect_id = "\"id\": " + std::to_string(received) + ",";
-    REQUIRE(m->find(expect_id) != std::string::npos);
+    if (m->find(expect_id) == std::string::npos) {
+      auto next = s->receive(2s);
+      FAIL("message " << received << " is " << m->substr(0, 120) << "; the next is "
+                      << (next ? next->substr(0, 120) : next.error().describe()));
+    }
     auto p = payload(received);
     REQUIRE(m->find("\"result\": \"" + p + "\"") != std::string::npos);
     ahead_bytes -= request_line(received, p).size();
@@ -199,7 +205,7 @@ TEST_CASE("a message over the limit is refused both ways with a clear error", "[
   CHECK(st.error().message.find("limit is 1024 bytes") != std::string::npos);
   // The child's side: a 5000-byte line is refused, the next message still arrives.
   session_request chatty;
-  chatty.argv = {"python3", "-u", "-c", "print('z' * 5000); print('after'); import sys; sys.stdin.read()"};
+  chatty.argv = {"/usr/bin/python3", "-u", "-c", "print('z' * 5000); print('after'); import sys; sys.stdin.read()"};
   chatty.max_message_bytes = 1024;
   auto c = open_or_fail(*t.rt, chatty);
   auto first = c->receive(10s);
