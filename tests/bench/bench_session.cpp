@@ -65,9 +65,9 @@ std::vector<double> plain_pipe(int n) {
   posix_spawn_file_actions_addclose(&fa, in[1]);
   posix_spawn_file_actions_addclose(&fa, out[0]);
   std::string code = kEcho;
-  char* argv[] = {const_cast<char*>("python3"), const_cast<char*>("-u"), const_cast<char*>("-c"), code.data(), nullptr};
+  char* argv[] = {const_cast<char*>("/usr/bin/python3"), const_cast<char*>("-u"), const_cast<char*>("-c"), code.data(), nullptr};
   pid_t pid = 0;
-  if (::posix_spawnp(&pid, "python3", &fa, nullptr, argv, environ) != 0) std::exit(1);
+  if (::posix_spawn(&pid, "/usr/bin/python3", &fa, nullptr, argv, environ) != 0) std::exit(1);
   posix_spawn_file_actions_destroy(&fa);
   ::close(in[0]);
   ::close(out[1]);
@@ -94,7 +94,7 @@ std::vector<double> plain_pipe(int n) {
 
 std::vector<double> through_session(corral::runtime& rt, const std::string& tier, int n) {
   corral::session_request r;
-  r.argv = {"python3", "-u", "-c", kEcho};
+  r.argv = {"/usr/bin/python3", "-u", "-c", kEcho};
   r.tier = tier;
   auto s = corral::session_client::open(rt, r);
   if (!s) {
