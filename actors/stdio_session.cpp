@@ -310,7 +310,10 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         self->send(s.lease, attach_atom::value, ev.id, ev.pid);
         for (auto& bytes : s.before_spawn) s.env.io->write_stdin(s.process, std::move(bytes));
         s.before_spawn.clear();
-        if (s.phase == session_phase::starting) s.phase = session_phase::running;
+        if (s.phase == session_phase::starting) {
+          s.phase = session_phase::running;
+          s.last_activity = clock_type::now();
+        }
         if (s.close_on_spawn) {
           s.close_on_spawn = false;
           s.env.io->close_stdin(s.process);
@@ -414,8 +417,10 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
       },
       [=](idle_atom) {
         auto& s = self->state;
-        if (s.phase != session_phase::running) return;
         auto idle = s.plan.options.idle_timeout;
+        // Still starting: the idle clock has not begun; look again later.
+        if (s.phase == session_phase::starting) return (void)self->delayed_send(self, idle, idle_atom::value);
+        if (s.phase != session_phase::running) return;
         auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - s.last_activity);
         if (quiet >= idle) return begin_drain(self, session_end_reason::idle, {}, true);
         self->delayed_send(self, idle - quiet, idle_atom::value);
