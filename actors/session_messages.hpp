@@ -13,6 +13,7 @@
 //   session_message   one framed message of the child's stdout (only while credit lasts)
 //   session_refused   a message of the child's the framing refused (skipped; the session
 //                     goes on unless the stream cannot be resynchronised)
+//   session_stderr    a chunk of the child's stderr, only with forward_stderr
 //   session_ended     last: why, how the child exited, the tail of its stderr
 //
 // Terminal session (actors/terminal_session.hpp), from anyone holding its handle:
@@ -51,6 +52,9 @@ struct session_request {
   framing_mode framing = framing_mode::newline;
   std::size_t max_message_bytes = 4 * 1024 * 1024;
   std::size_t stderr_log_bytes = 64 * 1024;  // the last bytes of stderr kept for the end report
+  // Also send each stderr chunk to the owner as session_stderr (outside the credit: the
+  // owner must keep up, as a proxy writing it to its own stderr does).
+  bool forward_stderr = false;
   // Bytes read from the child ahead of the owner (undelivered messages plus read credit);
   // past it the runtime stops reading and the child blocks on its full stdout.
   std::size_t output_window_bytes = 256 * 1024;
@@ -113,6 +117,11 @@ struct session_refused {
   failure error;
 };
 
+struct session_stderr {
+  std::uint64_t session = 0;
+  std::string bytes;
+};
+
 struct terminal_output {
   std::uint64_t session = 0;
   std::string bytes;
@@ -148,6 +157,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_opened)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_message)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_refused)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_stderr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_output)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_ended)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_info)

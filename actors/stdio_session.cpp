@@ -342,6 +342,8 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         if (chunk.id != s.process) return;
         if (chunk.stream == stream_kind::out) return on_output(self, chunk.bytes);
         s.stderr_log.append(chunk.bytes);
+        if (s.plan.options.forward_stderr && s.owner)
+          self->send(s.owner, session_stderr{s.plan.number, chunk.bytes});
         s.err_outstanding -= std::min<std::uint64_t>(s.err_outstanding, chunk.bytes.size());
         // stderr is never the owner's to throttle: keep reading into the bounded log.
         if (!s.err_eof && s.err_outstanding == 0) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <thread>
 
 #include "actors/message_framing.hpp"
@@ -393,4 +394,24 @@ TEST_CASE("a real MCP server from npm answers initialize, tools/list and tools/c
     }
     run_client(cfg.path(), "--config " + cfg / "corral.toml", "/mcp/" + server);
   }
+}
+
+TEST_CASE("corral mcp passes lines unchanged, the server's stderr to stderr, and mirrors its exit", "[session][mcp][host]") {
+  temp_dir dir;
+  {
+    std::ofstream in(dir / "in");
+    in << "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n" << std::string(200 * 1024, 'q') << "\n";
+  }
+  // The server answers each line with its length and exits 7 at EOF.
+  std::string cmd = std::string("cd ") + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI +
+                    " mcp --tier host --allow-host -- /usr/bin/python3 -u -c '"
+                    "import sys\n"
+                    "sys.stderr.write(\"server-log\\n\")\n"
+                    "for l in sys.stdin: sys.stdout.write(str(len(l)) + \" \" + l[:5] + \"\\n\")\n"
+                    "sys.exit(7)' < in > out 2> err";
+  int rc = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 7);
+  CHECK(read_all(dir / "out") == "39 {\"jso\n204801 qqqqq\n");  // the \r and the 200 KiB line intact
+  CHECK(read_all(dir / "err").find("server-log") != std::string::npos);
 }

@@ -25,7 +25,8 @@ namespace {
 const char* const kMcpUsage = R"(usage: corral mcp [options] -- SERVER [ARGS...]
 
 Runs an MCP server (stdio transport: one JSON-RPC message per line) inside the boundary and
-proxies this process's stdin and stdout to it unchanged. Ends when the client closes stdin
+proxies this process's stdin and stdout to it unchanged; the server's stderr is copied to
+this process's stderr. Ends when the client closes stdin
 (the server gets EOF, then a grace, then is terminated) or when the server exits, whose exit
 status is mirrored.
 
@@ -48,6 +49,7 @@ struct mcp_options {
 expected<mcp_options> parse(const std::vector<std::string>& args) {
   mcp_options o;
   o.request.framing = framing_mode::newline;
+  o.request.forward_stderr = true;  // a server's logs belong on the proxy's stderr
   // MCP servers are long-lived by design: only the client ends them.
   o.request.startup_timeout = std::chrono::seconds(60);
   std::size_t i = 0;
@@ -204,21 +206,18 @@ int mcp_command(const std::vector<std::string>& args) {
               unacked = 0;
             }
           },
+          [&](session_stderr& e) { (void)write_all(STDERR_FILENO, e.bytes); },
           [&](session_refused& r) { spdlog::warn("corral mcp: a server message was not forwarded: {}", r.error.message); },
           [&](session_ended& e) {
             done = true;
             if (e.reason == session_end_reason::failed) {
               std::cerr << "corral: the MCP server failed: " << e.detail << "\n";
-              if (!e.stderr_tail.empty()) std::cerr << e.stderr_tail;
               status = e.detail.find("not found") != std::string::npos ? kExitNotFound : kExitRefused;
             } else if (e.term_signal) {
               status = 128 + *e.term_signal;
             } else {
               status = e.exit_code.value_or(0);
             }
-            if (e.reason != session_end_reason::closed && e.reason != session_end_reason::failed &&
-                !e.stderr_tail.empty())
-              spdlog::info("server stderr (last {} bytes):\n{}", e.stderr_tail.size(), e.stderr_tail);
             spdlog::debug("corral mcp: the session ended ({}), status {}", to_string(e.reason), status);
           });
     }
