@@ -1,4 +1,6 @@
-// One client of the daemon: parses its lines, answers its calls, and owns its exec jobs.
+// One client of the daemon: parses its lines, answers its calls, and owns its exec jobs
+// and its sessions (stdio sessions name this actor their owner; terminal sessions are
+// attached to it). A disconnect cancels both.
 // Everything a client can name (request ids, executions) lives in this actor's state, so
 // one client can neither see nor cancel another's work. When the client goes
 // (conn_closed), the actor quits and its linked jobs go with it: their executions are
@@ -9,12 +11,16 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/stateful_actor.hpp>
 #include <nlohmann/json.hpp>
 
+#include "actors/session_messages.hpp"
 #include "proto/daemon_messages.hpp"
+#include "proto/exec_job.hpp"
 #include "proto/peer_credentials.hpp"
 
 namespace corral {
@@ -31,11 +37,29 @@ struct daemon_info {
   std::size_t max_execs_per_client = 64;
 };
 
+// One session this client opened. Its id ("s1", "s2", ...) means something only on this
+// connection; the runtime's number routes the session's messages back to it.
+struct client_session {
+  std::string id;
+  bool terminal = false;
+  caf::actor actor;
+  utf8_carry carry;  // terminal output arrives in arbitrary chunks
+};
+
+// What a session said before the reply that opened it was handled (its number unknown yet).
+using early_session_event = std::variant<session_message, session_refused, terminal_output, session_ended>;
+
 struct client_connection_state {
   connection_id id = 0;
   peer_credentials peer;
   std::shared_ptr<const daemon_info> info;
   std::map<std::string, caf::actor> jobs;  // by the request id's JSON text
+  std::map<std::uint64_t, client_session> sessions;  // by the runtime's session number
+  std::map<std::string, std::uint64_t> session_ids;  // this connection's id -> number
+  std::map<std::uint64_t, std::vector<early_session_event>> early;
+  std::size_t opening = 0;  // session.open calls not answered yet
+  std::uint64_t next_session = 1;
+  bool closed = false;  // the client is gone; waiting for `opening` to reach 0 to quit
 };
 
 caf::behavior client_connection(caf::stateful_actor<client_connection_state>* self, connection_id id,

@@ -195,11 +195,172 @@ TEST_CASE("capabilities, describe, health and the session methods answer", "[dae
   CHECK(h["clients"] == 1);
   c.call(4, "health", {{"x", 1}});
   CHECK(error_of(c.reply(4))["code"] == rpc::kInvalidParams);
+  // The session methods exist: without their parameters they are invalid, not unknown.
   for (auto m : {"session.open", "session.write", "session.resize", "session.close"}) {
     c.call(5, m);
-    auto e = error_of(c.reply(5));
-    CHECK(e["code"] == rpc::kMethodNotFound);
-    CHECK(e["message"].get<std::string>().find("sessions are not available") != std::string::npos);
+    CHECK(error_of(c.reply(5))["code"] == rpc::kInvalidParams);
+  }
+}
+
+namespace {
+
+// Notifications for `session` until session.ended (returned) or EOF; output appended.
+json session_until_end(line_client& c, const std::string& session, std::string& output) {
+  for (;;) {
+    auto m = c.next();
+    if (m.is_null()) return m;
+    if (!m.contains("method") || m["params"]["session"] != session) continue;
+    if (m["method"] == "session.output") output += m["params"]["data"].get<std::string>();
+    if (m["method"] == "session.ended") return m["params"];
+  }
+}
+
+// Output of `session` until it contains `needle` (true) or the session ends / EOF.
+bool session_output_until(line_client& c, const std::string& session, const std::string& needle, std::string& output) {
+  while (output.find(needle) == std::string::npos) {
+    auto m = c.next();
+    if (m.is_null()) return false;
+    if (!m.contains("method") || m["params"]["session"] != session) continue;
+    if (m["method"] == "session.ended") return false;
+    if (m["method"] == "session.output") output += m["params"]["data"].get<std::string>();
+  }
+  return true;
+}
+
+const char* kEchoServer =
+    "import sys\n"
+    "for line in sys.stdin:\n"
+    "    sys.stdout.write('echo:' + line)\n"
+    "    sys.stdout.flush()\n";
+
+} // namespace
+
+TEST_CASE("a stdio session echoes framed messages through session.* and ends on close", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "session.open", {{"kind", "stdio"}, {"argv", {"python3", "-c", kEchoServer}}, {"tier", "landlock"}});
+  auto opened = c.reply(1);
+  REQUIRE(opened.contains("result"));
+  auto id = opened["result"]["session"].get<std::string>();
+  std::vector<json> notes;
+  c.call(2, "session.write", {{"session", id}, {"data", "hello"}});
+  CHECK(c.reply(2, &notes)["result"]["written"] == true);
+  c.call(3, "session.write", {{"session", id}, {"data_base64", "d29ybGQ="}});  // "world"
+  CHECK(c.reply(3, &notes)["result"]["written"] == true);
+  // A newline inside a newline-framed message is refused, and the session goes on.
+  c.call(4, "session.write", {{"session", id}, {"data", "a\nb"}});
+  CHECK(error_of(c.reply(4, &notes))["code"] == rpc::kInvalidParams);
+  c.call(5, "session.write", {{"session", id}, {"data", std::string(5 << 20, 'x')}});
+  CHECK(error_of(c.reply(5, &notes))["code"] == rpc::kLimitExceeded);
+  c.call(6, "session.resize", {{"session", id}, {"rows", 10}, {"cols", 10}});
+  CHECK(error_of(c.reply(6, &notes))["code"] == rpc::kInvalidParams);
+  std::vector<std::string> messages;
+  for (auto& n : notes)
+    if (n["method"] == "session.output") messages.push_back(n["params"]["data"]);
+  while (messages.size() < 2) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    if (m.value("method", "") == "session.output") messages.push_back(m["params"]["data"]);
+  }
+  // One notification per framed message, the newline excluded.
+  CHECK(messages == std::vector<std::string>{"echo:hello", "echo:world"});
+  c.call(7, "session.close", {{"session", id}});
+  std::string rest;
+  json ended;
+  for (;;) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    if (m.value("method", "") == "session.ended") {
+      ended = m["params"];
+      break;
+    }
+  }
+  CHECK(ended["session"] == id);
+  CHECK((ended["reason"] == "closed" || ended["reason"] == "exited"));
+  CHECK(ended["exit_code"] == 0);
+  // Ended: the id means nothing any more.
+  c.call(8, "session.write", {{"session", id}, {"data", "late"}});
+  CHECK(error_of(c.reply(8))["code"] == rpc::kInvalidParams);
+  // Content-Length framing both ways: cat sends the framed message straight back.
+  c.call(9, "session.open", {{"kind", "stdio"}, {"argv", {"cat"}}, {"framing", "content-length"}});
+  auto lsp = c.reply(9);
+  REQUIRE(lsp.contains("result"));
+  auto lid = lsp["result"]["session"].get<std::string>();
+  CHECK(lid != id);
+  c.call(10, "session.write", {{"session", lid}, {"data", "line one\nline two"}});
+  std::vector<json> lnotes;
+  CHECK(c.reply(10, &lnotes)["result"]["written"] == true);
+  std::string lout;
+  for (auto& n : lnotes)
+    if (n["method"] == "session.output") lout += n["params"]["data"];
+  CHECK((!lout.empty() || session_output_until(c, lid, "line two", lout)));
+  CHECK(lout == "line one\nline two");
+  c.call(11, "session.open", {{"kind", "stdio"}, {"argv", {"cat"}}, {"framing", "bogus"}});
+  CHECK(error_of(c.reply(11))["code"] == rpc::kInvalidParams);
+  c.call(12, "session.open", {{"kind", "stdio"}, {"argv", {"cat"}}, {"no_such", 1}});
+  CHECK(error_of(c.reply(12))["code"] == rpc::kInvalidParams);
+}
+
+TEST_CASE("one client's session is invisible to another; a disconnect ends the session's child", "[daemon]") {
+  daemon_process d;
+  line_client b(d.socket);
+  {
+    line_client a(d.socket);
+    a.call(1, "session.open", {{"kind", "stdio"}, {"argv", {"sleep", "30.5757"}}});
+    auto opened = a.reply(1);
+    REQUIRE(opened.contains("result"));
+    auto id = opened["result"]["session"].get<std::string>();
+    REQUIRE(eventually([] { return !with_arg("30.5757").empty(); }));
+    for (auto m : {"session.write", "session.close"}) {
+      json p{{"session", id}};
+      if (std::string(m) == "session.write") p["data"] = "x";
+      b.call(1, m, p);
+      CHECK(error_of(b.reply(1))["code"] == rpc::kInvalidParams);
+    }
+    b.call(2, "session.resize", {{"session", id}, {"rows", 5}, {"cols", 5}});
+    CHECK(error_of(b.reply(2))["code"] == rpc::kInvalidParams);
+    b.call(3, "health");
+    CHECK(b.reply(3)["result"]["this_client"]["sessions"] == 0);
+    CHECK(!with_arg("30.5757").empty());  // b's attempts left it alone
+    a.call(2, "health");
+    CHECK(a.reply(2)["result"]["this_client"]["sessions"] == 1);
+  }
+  CHECK(eventually([] { return with_arg("30.5757").empty(); }, 10s));
+  CHECK(pid_alive(d.pid));
+}
+
+TEST_CASE("a terminal session through the daemon: resize, then stty size sees it", "[daemon]") {
+  daemon_process d;
+  {
+    line_client c(d.socket);
+    c.call(1, "session.open", {{"kind", "terminal"}, {"rows", 24}, {"cols", 80}});
+    auto opened = c.reply(1);
+    REQUIRE(opened.contains("result"));
+    auto id = opened["result"]["session"].get<std::string>();
+    // The shell runs (its answer is not in the echoed input) before the resize.
+    c.call(2, "session.write", {{"session", id}, {"data", "echo $((6*7))x\n"}});
+    CHECK(c.reply(2)["result"]["written"] == true);
+    std::string out;
+    REQUIRE(session_output_until(c, id, "42x", out));
+    c.call(3, "session.resize", {{"session", id}, {"rows", 33}, {"cols", 111}});
+    CHECK(c.reply(3)["result"]["resized"] == true);
+    c.call(5, "session.write", {{"session", id}, {"data", "stty size\n"}});
+    CHECK(c.reply(5)["result"]["written"] == true);
+    CHECK(session_output_until(c, id, "33 111", out));
+    c.call(4, "session.write", {{"session", id}, {"data", "exit 7\n"}});
+    auto ended = session_until_end(c, id, out);
+    REQUIRE(!ended.is_null());
+    CHECK(ended["reason"] == "exited");
+    CHECK(ended["exit_code"] == 7);
+  }
+  {  // a terminal left open is cancelled when its client disconnects
+    {
+      line_client c(d.socket);
+      c.call(1, "session.open", {{"kind", "terminal"}, {"argv", {"sleep", "30.7979"}}});
+      REQUIRE(c.reply(1).contains("result"));
+      REQUIRE(eventually([] { return !with_arg("30.7979").empty(); }));
+    }
+    CHECK(eventually([] { return with_arg("30.7979").empty(); }, 10s));
   }
 }
 

@@ -5,13 +5,22 @@
         r = c.exec(argv=["python3", "-c", "print(1)"], on_stdout=print)
         r["verdict"], r["exit_code"], r["stdout"]
 
-One background thread reads the socket and routes replies and notifications by call id,
-so calls may overlap (e.g. cancel() from another thread while exec() waits).
+    with Client(path) as c:                           # a long-lived child, framed stdio
+        s = c.open_session(["python3", "server.py"], framing="newline")
+        s.write('{"ping": 1}')
+        for message in s:                              # bytes, one per framed message
+            ...
+        s.close(); s.wait()                            # the session.ended params
+
+One background thread reads the socket and routes replies and notifications by call id
+(sessions: by session id), so calls may overlap (e.g. cancel() from another thread while
+exec() waits).
 """
 
 import base64
 import itertools
 import json
+import queue
 import socket
 import threading
 
@@ -50,6 +59,79 @@ class _Call:
         self.on_stdout = on_stdout
         self.on_stderr = on_stderr
         self.execution_id = None
+        self.session = None  # session.open: the Session to register with the reply
+
+
+class Session:
+    """An open session (stdio or terminal) of this connection.
+
+    Output arrives as bytes: to on_output(bytes) when given, else through iteration
+    (`for chunk in session`, which ends with the session; stdio: one chunk per framed
+    message). wait() returns the session.ended params."""
+
+    def __init__(self, client, kind, on_output=None, on_ended=None):
+        self._client = client
+        self.kind = kind
+        self.id = None
+        self.on_output = on_output
+        self.on_ended = on_ended
+        self.ended = None
+        self._done = threading.Event()
+        self._queue = queue.Queue()
+
+    def write(self, data):
+        """Sends one message (stdio) or input bytes (terminal); str or bytes."""
+        params = {"session": self.id}
+        if isinstance(data, bytes):
+            try:
+                params["data"] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                params["data_base64"] = base64.b64encode(data).decode("ascii")
+        else:
+            params["data"] = data
+        return self._client.call("session.write", params)
+
+    def resize(self, rows, cols):
+        return self._client.call("session.resize", {"session": self.id, "rows": rows, "cols": cols})
+
+    def close(self):
+        """Stdio: EOF on stdin, then the child's grace; terminal: cancelled."""
+        return self._client.call("session.close", {"session": self.id})
+
+    def wait(self, timeout=None):
+        if not self._done.wait(timeout):
+            raise TimeoutError("session %s did not end within %s s" % (self.id, timeout))
+        return self.ended
+
+    def read(self, timeout=None):
+        """The next chunk of output, or None once the session has ended."""
+        try:
+            item = self._queue.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("no output from session %s within %s s" % (self.id, timeout))
+        if item is None:
+            self._queue.put(None)  # later reads see the end too
+        return item
+
+    def __iter__(self):
+        while True:
+            item = self.read()
+            if item is None:
+                return
+            yield item
+
+    def _output(self, data):
+        if self.on_output:
+            self.on_output(data)
+        else:
+            self._queue.put(data)
+
+    def _end(self, params):
+        self.ended = params
+        self._queue.put(None)
+        self._done.set()
+        if self.on_ended:
+            self.on_ended(params)
 
 
 class Execution:
@@ -86,6 +168,7 @@ class Client:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._calls = {}
+        self._sessions = {}
         self._lost = None
         self.connection_error = None
         self._reader = threading.Thread(target=self._read_loop, daemon=True)
@@ -140,6 +223,19 @@ class Client:
         call = _Call(on_stdout, on_stderr)
         call_id = self._send("exec", params, call)
         return Execution(self, call_id, call)
+
+    def open_session(self, argv=None, kind="stdio", on_output=None, on_ended=None, timeout=None, **params):
+        """Opens a session and returns its Session. kind: "stdio" or "terminal". Keyword
+        arguments pass through as session.open params (env, tier, framing, rows, cols,
+        echo, idle_timeout, lifetime, memory, pids, cpu)."""
+        params = dict(params, kind=kind)
+        if argv is not None:
+            params["argv"] = list(argv)
+        call = _Call()
+        call.session = Session(self, kind, on_output, on_ended)
+        self._send("session.open", params, call)
+        self._wait(call, timeout)
+        return call.session
 
     def cancel(self, call_id):
         return self.call("cancel", {"id": call_id})
@@ -202,11 +298,29 @@ class Client:
         with self._lock:
             self._lost = why
             calls, self._calls = self._calls, {}
+            sessions, self._sessions = self._sessions, {}
         for call in calls.values():
             call.reply = {"error": {"code": INTERNAL_ERROR, "message": "connection lost: " + why}}
             call.done.set()
+        for session in sessions.values():
+            session._end({"session": session.id, "reason": "connection_lost", "exit_code": None,
+                          "signal": None, "stderr_tail": ""})
 
     def _dispatch(self, msg):
+        method = msg.get("method")
+        if method in ("session.output", "session.ended", "session.refused"):
+            params = msg.get("params", {})
+            with self._lock:
+                session = self._sessions.get(params.get("session"))
+                if method == "session.ended":
+                    self._sessions.pop(params.get("session"), None)
+            if session is None:
+                return
+            if method == "session.output":
+                session._output(_chunk_bytes(params))
+            elif method == "session.ended":
+                session._end(params)
+            return
         if "method" in msg:
             params = msg.get("params", {})
             with self._lock:
@@ -229,5 +343,10 @@ class Client:
             self.connection_error = msg["error"]
             return
         if call is not None:
+            if call.session is not None and "result" in msg:
+                # Registered before any of its notifications is read (they follow the reply).
+                call.session.id = msg["result"].get("session")
+                with self._lock:
+                    self._sessions[call.session.id] = call.session
             call.reply = msg
             call.done.set()
