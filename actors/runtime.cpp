@@ -185,15 +185,18 @@ expected<exec_result> runtime::exec(const exec_request& request) {
 
 void runtime::exec_async(const exec_request& request, std::function<void(expected<exec_result>)> done) {
   auto* sys = impl_->sys.get();
-  sys->spawn([sup = impl_->sup, request, done = std::move(done), sys](caf::event_based_actor* self) {
-    self->request(sup, caf::infinite, exec_atom::value, request)
+  // The request travels as a spawn argument: CAF 0.17 binds a null reference to the empty
+  // argument tuple of an argument-less spawn (UBSan reports it), so never spawn without one.
+  auto ask = [sup = impl_->sup, done = std::move(done), sys](caf::event_based_actor* self, exec_request req) {
+    self->request(sup, caf::infinite, exec_atom::value, std::move(req))
         .then(
             [=](exec_outcome& o) {
               if (o.ok) done(std::move(o.result));
               else done(std::move(o.error));
             },
             [=](caf::error& e) { done(make_failure(failure_kind::internal, "supervisor: " + sys->render(e))); });
-  });
+  };
+  sys->spawn(ask, request);
 }
 
 namespace {

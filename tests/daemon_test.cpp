@@ -548,7 +548,7 @@ TEST_CASE("SIGTERM ends executions and removes the socket; after SIGKILL a resta
   CHECK(c.reply(1)["result"]["status"] == "ok");
 }
 
-TEST_CASE("--stdio serves one client on stdin/stdout and exits when it hangs up", "[daemon]") {
+TEST_CASE("serve --stdio serves one client on stdin/stdout and exits when it hangs up", "[daemon]") {
   testing::temp_dir dir{"corral-stdio-"};
   int in[2], out[2];
   REQUIRE(::pipe(in) == 0);
