@@ -125,7 +125,7 @@ lease_acquired acquire(cgroup_lease_state& st) {
   st.phase = lease_phase::held;
   lease_acquired a;
   a.ok = true;
-  a.grant.cgroup_procs = st.set->procs_files();
+  a.grant.cgroup_procs = st.set->join_files();
   return a;
 }
 

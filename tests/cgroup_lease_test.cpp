@@ -94,13 +94,10 @@ pid_t spawn_in(const std::vector<std::string>& procs, const std::string& script)
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  char buf[24];
-  int len = 0;
-  for (long v = ::getpid(); v > 0; v /= 10) buf[len++] = static_cast<char>('0' + v % 10);
-  std::reverse(buf, buf + len);
+  // As the exec helper does: "0" moves the writer itself (it is single-threaded after fork).
   for (const char* f : files) {
     int fd = ::open(f, O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || ::write(fd, buf, static_cast<size_t>(len)) != len) ::_exit(126);
+    if (fd < 0 || ::write(fd, "0", 1) != 1) ::_exit(126);
     ::close(fd);
   }
   ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
@@ -160,7 +157,7 @@ bool wait_until(const std::function<bool()>& cond, std::chrono::milliseconds bou
 
 std::vector<std::string> dirs_of(const lease_grant& g) {
   std::vector<std::string> out;
-  for (const auto& f : g.cgroup_procs) out.push_back(f.substr(0, f.rfind('/')));
+  for (const auto& f : g.cgroup_procs) out.push_back(f.substr(0, f.rfind('/')));  // join files' dirs
   return out;
 }
 

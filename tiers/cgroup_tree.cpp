@@ -370,6 +370,13 @@ std::vector<std::string> cgroup_set::procs_files() const {
   return out;
 }
 
+std::vector<std::string> cgroup_set::join_files() const {
+  std::vector<std::string> out;
+  const char* file = v2_root_.empty() ? "/tasks" : "/cgroup.procs";
+  for (const auto& d : dirs_) out.push_back(d + file);
+  return out;
+}
+
 std::vector<pid_t> cgroup_set::pids() const {
   std::vector<pid_t> out;
   for (const auto& f : procs_files()) {

@@ -77,6 +77,10 @@ public:
 
   const std::vector<std::string>& dirs() const { return dirs_; }
   std::vector<std::string> procs_files() const;
+  // The files a single-threaded process writes "0" into to move itself in before exec:
+  // `tasks` on v1, whose write of the calling thread skips the global threadgroup lock and
+  // with it an RCU grace period (8-20 ms here, against under 1 ms); cgroup.procs on v2.
+  std::vector<std::string> join_files() const;
   const cgroup_enforced& enforced() const { return enforced_; }
 
   std::vector<pid_t> pids() const;  // union over all hierarchies

@@ -69,8 +69,8 @@ struct jail_spec {
   std::string hostname = "corral";
   std::vector<mount_entry> mounts;  // applied in order, under a new root
   std::vector<rlimit_entry> rlimits;
-  // Files (cgroup.procs, one per v1 hierarchy) the helper writes its child's pid into
-  // before exec, so the target and all it forks are inside the lease's cgroup.
+  // Files (v2 cgroup.procs, or v1 `tasks` one per hierarchy) the helper writes "0" into
+  // before it forks the target, so the target and all it forks are inside the lease's cgroup.
   std::vector<std::string> cgroup_procs;
   std::uint32_t landlock_abi_floor = 1;
   std::vector<landlock_rule> landlock_rules;

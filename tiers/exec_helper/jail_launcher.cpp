@@ -39,17 +39,18 @@ int step_error(const char* step, const std::string& what) {
   return err;
 }
 
+// "0" names the writer itself. The helper is single-threaded here, so moving its one
+// thread (v1 `tasks`) moves the whole process, and the target it forks is born inside.
 int join_cgroups(const jail_spec& spec) {
-  auto pid = std::to_string(::getpid());
-  for (auto& procs : spec.cgroup_procs) {
-    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return step_error("cgroup", "open " + procs);
-    ssize_t n = ::write(fd, pid.data(), pid.size());
+  for (auto& file : spec.cgroup_procs) {
+    int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return step_error("cgroup", "open " + file);
+    ssize_t n = ::write(fd, "0", 1);
     int err = errno;
     ::close(fd);
-    if (n != static_cast<ssize_t>(pid.size())) {
+    if (n != 1) {
       errno = n < 0 ? err : EIO;
-      return step_error("cgroup", "join " + procs);
+      return step_error("cgroup", "join " + file);
     }
   }
   return 0;
