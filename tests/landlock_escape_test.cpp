@@ -266,6 +266,22 @@ TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") 
   CHECK(alive(sleeper.pid));
 }
 
+TEST_CASE("the program holds no capability, not even in its bounding set", "[landlock][escape]") {
+  REQUIRE_LANDLOCK();
+  jail_fixture f;
+  // An empty bounding set means no later exec can ever raise a capability, whatever file
+  // capabilities a binary in the view carries. The uid change alone would keep it full.
+  auto r = f.sh("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; echo checked");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.data.find("checked\n") != std::string::npos);
+  for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}) {
+    auto at = r.out.data.find(set);
+    REQUIRE(at != std::string::npos);
+    auto line = r.out.data.substr(at, r.out.data.find('\n', at) - at);
+    CHECK(line == std::string(set) + ":\t0000000000000000");
+  }
+}
+
 TEST_CASE("the denied system calls fail with EPERM", "[landlock][escape][seccomp]") {
   REQUIRE_LANDLOCK();
   jail_fixture f;

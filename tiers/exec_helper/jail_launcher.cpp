@@ -94,13 +94,17 @@ int close_inherited_fds() {
 }
 
 int drop_privileges(const jail_spec& spec) {
+  // The bounding set first: dropping from it needs CAP_SETPCAP, which the uid change below
+  // takes away. A kernel that knows fewer capabilities than CAP_LAST_CAP answers EINVAL.
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
+    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+      return step_error("credentials", "drop capability " + std::to_string(cap) + " from the bounding set");
   if (::setresgid(spec.gid_inside, spec.gid_inside, spec.gid_inside) < 0)
     return step_error("credentials", "setresgid");
   if (::setresuid(spec.uid_inside, spec.uid_inside, spec.uid_inside) < 0)
     return step_error("credentials", "setresuid");
   // The uid change alone may keep capabilities (uid 0 of the namespace need not be mapped),
-  // so clear the bounding, ambient and effective/permitted/inheritable sets explicitly.
-  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  // so clear the ambient and effective/permitted/inheritable sets explicitly.
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2]{};
