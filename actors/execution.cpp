@@ -21,6 +21,14 @@ namespace corral {
 
 namespace {
 
+// Appends the runtime phase that began at `st.phase_began` as a timed step, and starts the next.
+void close_phase(execution_state& st, const char* name) {
+  auto now = std::chrono::steady_clock::now();
+  auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - st.phase_began).count();
+  st.steps.push_back({name, static_cast<std::uint64_t>(us)});
+  st.phase_began = now;
+}
+
 using self_ptr = caf::stateful_actor<execution_state>*;
 
 // After the helper exits, a descendant that escaped the kill (only possible when the
@@ -60,6 +68,7 @@ void deliver(self_ptr self, const lease_report& report) {
   r.tier = st.plan.boundary->name();
   r.isolation = st.isolation;
   r.not_enforced = st.not_enforced;
+  close_phase(st, "lease_finish");
   r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st.started);
@@ -97,6 +106,7 @@ void deliver(self_ptr self, const lease_report& report) {
 void finish(self_ptr self) {
   auto& st = self->state;
   st.phase = execution_phase::finishing;
+  st.phase_began = std::chrono::steady_clock::now();
   self->request(st.lease, kLeaseBound, finish_atom::value)
       .then([=](lease_report& report) { deliver(self, report); },
             [=](caf::error& e) {
@@ -158,6 +168,7 @@ void start_step(self_ptr self) {
   order.out_sink = out;
   order.err_sink = err;
   order.output_cap = cap;
+  st.phase_began = std::chrono::steady_clock::now();
   self->request(spawn_actor, caf::infinite, std::move(order))
       .then([=](spawn_planned& planned) {
         self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);
@@ -202,6 +213,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         auto& st = self->state;
         st.reply = self->make_response_promise<exec_outcome>();
         st.started = std::chrono::steady_clock::now();
+        st.phase_began = st.started;
         if (auto caller = caf::actor_cast<caf::actor>(self->current_sender())) self->monitor(caller);
         if (st.plan.live_output) self->send(st.plan.live_output, execution_started{st.plan.id, self});
         st.lease = st.env.make_lease(st.plan);
@@ -212,6 +224,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
                 [=](lease_acquired& acquired) {
                   if (!acquired.ok) return reply_failure(self, acquired.error);
                   auto& s = self->state;
+                  close_phase(s, "lease");
                   s.grant = acquired.grant;
                   if (s.cancelled) return finish(self);
                   self->spawn<caf::linked>(timeout_timer, caf::actor{self}, s.plan.effective.timeout);
@@ -227,6 +240,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         auto& st = self->state;
         if (ev.id != st.process) return;
         st.phase = execution_phase::running;
+        close_phase(st, "spawn");
         self->send(st.lease, attach_atom::value, ev.id, ev.pid);
         if (st.step + 1 == st.plan.steps.size() && st.plan.stdin_data) {
           // Written by the loop concurrently with reading both outputs: large stdin

@@ -25,6 +25,8 @@ struct execution_state {
   caf::actor lease;
   lease_grant grant;
   std::chrono::steady_clock::time_point started;
+  // When the phase being timed began: the lease request, a step's spawn order, the finish.
+  std::chrono::steady_clock::time_point phase_began;
 
   // The current step.
   std::size_t step = 0;
@@ -41,7 +43,9 @@ struct execution_state {
 
   std::vector<std::string> not_enforced;
   std::string isolation;
-  std::vector<setup_step> steps;  // the helper's setup timings, as reported
+  // Where the time went: the runtime's own phases (lease, spawn, lease_finish) around the
+  // helper's setup steps, as reported.
+  std::vector<setup_step> steps;
   resource_usage usage;
 };
 

@@ -1,4 +1,5 @@
 // One-shot executions on the host tier, end to end through the public API.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <csignal>
@@ -40,6 +41,19 @@ TEST_CASE("a command runs and its output, exit code and verdict come back", "[ho
   CHECK_FALSE(r->timed_out);
   CHECK(r->isolation.find("no filesystem") != std::string::npos);
   CHECK(tracked_after_settling(*t.rt) == 0);
+}
+
+TEST_CASE("the result says where the time went, the runtime's phases around the helper's", "[host][exec]") {
+  test_runtime t;
+  auto r = t.run(shell("exit 0"));
+  REQUIRE(r);
+  std::vector<std::string> names;
+  for (auto& s : r->steps) names.push_back(s.name);
+  REQUIRE(names.size() >= 4);
+  CHECK(names.front() == "lease");
+  CHECK(names[1] == "spawn");
+  CHECK(std::find(names.begin(), names.end(), "spec") != names.end());  // the helper's own
+  CHECK(names.back() == "lease_finish");
 }
 
 TEST_CASE("a program killed by a signal is reported as signaled, not exited", "[host][exec]") {
