@@ -21,68 +21,13 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
-
-extern char** environ;
+#include "tests/bench/bench_util.hpp"
 
 namespace corral::bench {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
 constexpr std::uint64_t kDrainBytes = 1024ull * 1024 * 1024;
-
-struct stats {
-  double median_us = 0;
-  double p90_us = 0;
-};
-
-// Nearest-rank percentiles: no interpolation between samples that were never observed.
-stats summarize(std::vector<double> us) {
-  std::sort(us.begin(), us.end());
-  auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<std::size_t>(q * us.size()))]; };
-  return {at(0.5), at(0.9)};
-}
-
-// Runs `once` `warmup` times unmeasured (page cache, CAF workers, the helper's first exec),
-// then `n` times, each timed alone. Stops the program on the first failure.
-std::vector<double> sample(int warmup, int n, const std::function<bool()>& once) {
-  std::vector<double> us;
-  us.reserve(static_cast<std::size_t>(n));
-  for (int i = 0; i < warmup + n; ++i) {
-    auto start = clock_type::now();
-    if (!once()) std::exit(1);
-    auto took = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();
-    if (i >= warmup) us.push_back(took);
-  }
-  return us;
-}
-
-// posix_spawn + waitpid with stdin/stdout/stderr on /dev/null, or stdout on `out_fd`.
-bool spawn_and_wait(std::vector<std::string> args, int out_fd = -1) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  if (out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-  else posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    std::fprintf(stderr, "corral_bench: posix_spawn %s: %s\n", argv[0], std::strerror(rc));
-    return false;
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "corral_bench: %s exited with wait status %d\n", argv[0], status);
-    return false;
-  }
-  return true;
-}
 
 // The baseline for the collector: the same flood through a pipe, drained by a plain read loop.
 bool spawn_and_drain_pipe(std::vector<std::string> args) {
@@ -111,12 +56,6 @@ bool spawn_and_drain_pipe(std::vector<std::string> args) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  int n = v ? std::atoi(v) : 0;
-  return n > 0 ? n : fallback;
 }
 
 double mb_per_s(double us) { return static_cast<double>(kDrainBytes) / us; }  // bytes/µs == MB/s

@@ -1,0 +1,123 @@
+// corral_bench_peers: the landlock tier against its peer and its floor, all in this one run.
+// For `/bin/true` and `python3 -c pass`: bare posix_spawn (the floor), bubblewrap with every
+// namespace unshared and a comparable read-only view (the peer), and corral's in-process
+// host and landlock tiers. Prints medians, p90s and the ratios issue targets are stated in.
+// Usage: corral_bench_peers  (env BENCH_N, default 200)
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/runtime.hpp"
+#include "tests/bench/bench_util.hpp"
+
+namespace corral::bench {
+
+namespace {
+
+// As close to the landlock tier's view as bwrap's options allow: the system dirs read-only,
+// a fresh /proc, a minimal /dev, a private /tmp, no network, a new session.
+std::vector<std::string> bwrap_argv(const std::string& bwrap, std::vector<std::string> program) {
+  std::vector<std::string> a = {bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+                                "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+                                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"};
+  for (const char* dir : {"/bin", "/lib", "/lib64", "/sbin"}) {
+    std::error_code ec;
+    if (std::filesystem::is_symlink(dir, ec))
+      a.insert(a.end(), {"--symlink", std::filesystem::read_symlink(dir, ec).string(), dir});
+    else if (std::filesystem::is_directory(dir, ec))
+      a.insert(a.end(), {"--ro-bind", dir, dir});
+  }
+  a.insert(a.end(), program.begin(), program.end());
+  return a;
+}
+
+std::string find_bwrap() {
+  for (const char* p : {"/usr/bin/bwrap", "/usr/local/bin/bwrap"})
+    if (::access(p, X_OK) == 0) return p;
+  return "";
+}
+
+void print(const char* name, const stats& s, int n) {
+  std::printf("%s median_us=%.1f p90_us=%.1f n=%d\n", name, s.median_us, s.p90_us, n);
+}
+
+} // namespace
+
+int run() {
+  spdlog::set_level(spdlog::level::warn);
+  const int n = env_int("BENCH_N", 200);
+  const int warmup = std::max(3, n / 20);
+
+  std::string state_tmpl = (std::filesystem::temp_directory_path() / "corral-bench-XXXXXX").string();
+  if (!::mkdtemp(state_tmpl.data())) {
+    std::perror("corral_bench_peers: mkdtemp");
+    return 1;
+  }
+  struct remove_on_exit {
+    std::string path;
+    ~remove_on_exit() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  } state_cleanup{state_tmpl};
+
+  runtime_options o;
+  o.prof.tier = "landlock";
+  o.allow_host = true;  // the host tier is measured beside it, never used as a fallback
+  o.exec_helper = CORRAL_BENCH_HELPER;
+  o.state_dir = state_tmpl + "/state";
+  auto started = runtime::start(std::move(o));
+  if (!started) {
+    std::fprintf(stderr, "corral_bench_peers: runtime::start: %s\n", started.error().describe().c_str());
+    return 1;
+  }
+  auto rt = std::move(*started);
+  auto in_tier = [&](const std::string& tier, std::vector<std::string> argv) {
+    exec_request req;
+    req.language = "argv";
+    req.tier = tier;
+    req.argv = std::move(argv);
+    return [&rt, req] {
+      auto r = rt->exec(req);
+      if (!r) std::fprintf(stderr, "corral_bench_peers: tier %s: %s\n", req.tier.c_str(), r.error().describe().c_str());
+      else if (r->exit_code != 0) std::fprintf(stderr, "corral_bench_peers: tier %s: exit %d\n", req.tier.c_str(), r->exit_code.value_or(-1));
+      return r && r->exit_code == 0;
+    };
+  };
+
+  const std::string bwrap = find_bwrap();
+  std::printf("# corral_bench_peers n=%d warmup=%d cores=%ld\n", n, warmup, ::sysconf(_SC_NPROCESSORS_ONLN));
+  struct program {
+    const char* label;
+    std::vector<std::string> argv;
+  };
+  for (const program& p : {program{"true", {"/bin/true"}}, program{"python_pass", {"/usr/bin/python3", "-c", "pass"}}}) {
+    auto spawn = summarize(sample(warmup, n, [&] { return spawn_and_wait(p.argv); }));
+    print(("spawn_" + std::string(p.label)).c_str(), spawn, n);
+    stats peer{};
+    if (bwrap.empty()) {
+      std::printf("bwrap_%s skipped: bubblewrap is not installed (apt-get install bubblewrap)\n", p.label);
+    } else {
+      peer = summarize(sample(warmup, n, [&] { return spawn_and_wait(bwrap_argv(bwrap, p.argv)); }));
+      print(("bwrap_" + std::string(p.label)).c_str(), peer, n);
+    }
+    auto host = summarize(sample(warmup, n, in_tier("host", p.argv)));
+    print(("host_" + std::string(p.label)).c_str(), host, n);
+    auto landlock = summarize(sample(warmup, n, in_tier("landlock", p.argv)));
+    print(("landlock_" + std::string(p.label)).c_str(), landlock, n);
+    std::printf("ratio_%s landlock_vs_spawn=%.2f landlock_vs_host=%.2f", p.label, landlock.median_us / spawn.median_us,
+                landlock.median_us / host.median_us);
+    if (!bwrap.empty()) std::printf(" landlock_vs_bwrap=%.2f bwrap_vs_spawn=%.2f", landlock.median_us / peer.median_us,
+                                    peer.median_us / spawn.median_us);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+} // namespace corral::bench
+
+int main() { return corral::bench::run(); }
