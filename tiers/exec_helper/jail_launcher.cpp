@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/seccomp_filter.hpp"
@@ -37,22 +38,6 @@ int step_error(const char* step, const std::string& what) {
   int err = errno ? errno : EINVAL;
   report_failed(err, step, what + ": " + std::strerror(err));
   return err;
-}
-
-int join_cgroups(const jail_spec& spec) {
-  auto pid = std::to_string(::getpid());
-  for (auto& procs : spec.cgroup_procs) {
-    int fd = ::open(procs.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return step_error("cgroup", "open " + procs);
-    ssize_t n = ::write(fd, pid.data(), pid.size());
-    int err = errno;
-    ::close(fd);
-    if (n != static_cast<ssize_t>(pid.size())) {
-      errno = n < 0 ? err : EIO;
-      return step_error("cgroup", "join " + procs);
-    }
-  }
-  return 0;
 }
 
 // An empty network namespace still has a loopback device, down: bring it up so programs
