@@ -11,7 +11,7 @@ std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const ke
   registry->add(std::make_shared<landlock_tier>(prof, features));
   registry->add(std::make_shared<host_tier>());
   // Each external preflight runs once, on first use, within this bound.
-  add_external_tiers(*registry, prof, std::chrono::milliseconds(3000));
+  add_external_tiers(*registry, prof, features, std::chrono::milliseconds(3000));
   return registry;
 }
 
