@@ -410,3 +410,18 @@ TEST_CASE("the engine's memory limit stops a podman execution", "[container][pod
   CHECK(r.exit_code != 0);
   f.check_nothing_left(r);
 }
+
+TEST_CASE("the engine's pids limit bounds a podman execution", "[container][podman][limits]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  // busybox sh gives up at the first fork the limit refuses.
+  auto req = program({"sh", "-c", "echo trying; for i in $(seq 100); do sleep 10 & done; echo ALL-STARTED"});
+  req.pids_limit = 16;
+  req.timeout = 20s;
+  auto r = f.run(req);
+  INFO(r.out.data << r.err.data);
+  CHECK(r.out.data == "trying\n");  // the attempt ran
+  CHECK(r.err.data.find("can't fork") != std::string::npos);  // and the limit stopped it
+  CHECK(r.exit_code != 0);
+  f.check_nothing_left(r);
+}

@@ -247,3 +247,19 @@ TEST_CASE("a pids limit below what runsc itself needs is refused, not silently r
   CHECK(r.error().message.find("at least 128") != std::string::npos);
   for (auto& e : entries(f.t->state.path() + "/state/scratch")) CHECK(e.find(".gvisor") == std::string::npos);
 }
+
+TEST_CASE("the pids limit bounds the processes a gvisor sandbox can start", "[gvisor][limits]") {
+  REQUIRE_GVISOR();
+  gvisor_fixture f;
+  // Each sandboxed process with its own address space needs a host stub process (ptrace
+  // platform), counted with runsc's threads against the lease's pids.max.
+  auto req = shell("n=0; for i in $(seq 400); do sleep 20 & n=$((n+1)); done 2>/dev/null; "
+                   "echo started $(jobs -p | wc -l)");
+  req.pids_limit = 200;
+  req.timeout = 15s;
+  auto r = f.run(req);
+  INFO(r.out.data << r.err.data.substr(0, 400) << " verdict " << to_string(r.how));
+  CHECK(r.out.data.find("started 400") == std::string::npos);
+  CHECK(r.how == verdict::pids_limit);
+  f.check_nothing_left(r);
+}
