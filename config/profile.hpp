@@ -38,6 +38,7 @@ struct gvisor_settings {
 struct container_settings {
   std::string engine = "podman";  // "podman", "docker" or an absolute path to either CLI
   std::string image;              // the image executions run in
+  std::string runtime;            // the engine's --runtime (e.g. "runc"); empty: its default
 };
 
 struct microvm_settings {

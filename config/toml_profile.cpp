@@ -499,12 +499,13 @@ void read_tier_tables(reader& r, const toml::table& sb, profile& p) {
   }
   if (auto t = r.table(sb, "sandbox", "container")) {
     const std::string path = "sandbox.container";
-    r.only(*t, path, {"engine", "image"});
+    r.only(*t, path, {"engine", "image", "runtime"});
     if (auto v = r.nonempty(*t, path, "engine")) {
       if (*v == "podman" || *v == "docker" || v->find('/') != std::string::npos) p.container.engine = program(r, *v);
       else r.fail(t->get("engine")->source(), path + ".engine", "'" + *v + "' is not \"podman\", \"docker\" or a path to either");
     }
     if (auto v = r.nonempty(*t, path, "image")) p.container.image = *v;
+    if (auto v = r.nonempty(*t, path, "runtime")) p.container.runtime = *v;
   }
   if (auto t = r.table(sb, "sandbox", "microvm")) {
     const std::string path = "sandbox.microvm";

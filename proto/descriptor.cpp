@@ -33,7 +33,8 @@ nlohmann::json roots_json(const profile& p) {
 // Only the selected tier's own table: settings of tiers not in use enforce nothing.
 nlohmann::json tier_settings_json(const profile& p) {
   if (p.tier == "gvisor") return {{"runsc", p.gvisor.runsc}, {"platform", p.gvisor.platform}};
-  if (p.tier == "container") return {{"engine", p.container.engine}, {"image", p.container.image}};
+  if (p.tier == "container")
+    return {{"engine", p.container.engine}, {"image", p.container.image}, {"runtime", p.container.runtime}};
   if (p.tier == "microvm")
     return {{"kernel", p.microvm.kernel}, {"rootfs", p.microvm.rootfs}, {"vmm", p.microvm.vmm}};
   return nlohmann::json::object();

@@ -271,6 +271,7 @@ platform = "ptrace"
 [sandbox.container]
 engine = "docker"
 image = "debian:12"
+runtime = "runc"
 
 [sandbox.microvm]
 kernel = "/boot/vmlinux"
@@ -321,6 +322,7 @@ run = []
   CHECK(p->landlock.seccomp_kill);
   CHECK(p->gvisor.runsc == project / "bin/runsc");
   CHECK(p->gvisor.platform == "ptrace");
+  CHECK(p->container.runtime == "runc");
   CHECK(p->container.engine == "docker");
   CHECK(p->container.image == "debian:12");
   CHECK(p->microvm.kernel == "/boot/vmlinux");

@@ -20,6 +20,7 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   s.landlock_abi_floor = 3;
   s.landlock_rules.push_back({"/usr", false});
   s.seccomp_kill = true;
+  s.cleanup = {{"/usr/bin/runsc", "delete", "--force", "id"}, {"/bin/rm", "-rf", "--", "/x y"}};
   auto back = parse_jail_spec(serialize(s));
   REQUIRE(back);
   CHECK(back->mode == jail_mode::jail);
@@ -32,6 +33,7 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   CHECK(back->cgroup_procs == s.cgroup_procs);
   CHECK(back->landlock_rules.at(0).path == "/usr");
   CHECK(back->seccomp_kill);
+  CHECK(back->cleanup == s.cleanup);
 }
 
 TEST_CASE("a truncated or corrupt jail spec is rejected, never half-applied", "[jail_spec]") {

@@ -10,8 +10,9 @@ std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const ke
   auto registry = std::make_shared<tier_registry>();
   registry->add(std::make_shared<landlock_tier>(prof, features));
   registry->add(std::make_shared<host_tier>());
-  // Each external preflight runs once, on first use, within this bound.
-  add_external_tiers(*registry, prof, std::chrono::milliseconds(3000));
+  // Each external preflight runs once, on first use, within this bound. It starts a trial
+  // sandbox or container: about a second when idle, several on a loaded small machine.
+  add_external_tiers(*registry, prof, features, std::chrono::milliseconds(10000));
   return registry;
 }
 

@@ -1,11 +1,12 @@
 #include "tiers/external_tiers.hpp"
 
+#include "tiers/container_tier.hpp"
+#include "tiers/gvisor_tier.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
 namespace corral {
-
-namespace {
 
 std::string first_line(const std::string& text) {
   auto end = text.find('\n');
@@ -13,7 +14,6 @@ std::string first_line(const std::string& text) {
   return line.size() > 200 ? line.substr(0, 200) + "…" : line;
 }
 
-// The probe's verdict on one binary: empty when it answered well.
 std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
                           std::chrono::milliseconds deadline) {
   auto r = run_probe(argv, deadline);
@@ -27,49 +27,12 @@ std::string probe_failure(const std::string& what, const std::vector<std::string
   return "";
 }
 
+namespace {
+
 std::string not_launched(const std::string& tier, const std::string& found) {
   return found + ", but corral cannot launch executions through the " + tier +
          " tier yet; choose the landlock tier";
 }
-
-class gvisor_tier : public external_tier {
-public:
-  gvisor_tier(gvisor_settings s, std::chrono::milliseconds d) : external_tier("gvisor", d), s_(std::move(s)) {}
-
-protected:
-  tier_status preflight(std::chrono::milliseconds deadline) const override {
-    auto bin = find_on_path(s_.runsc);
-    if (bin.empty())
-      return {false, "runsc ('" + s_.runsc + "') was not found; install gVisor (Debian package runsc) "
-                     "or set [sandbox.gvisor] runsc"};
-    if (auto why = probe_failure("runsc", {bin, "--version"}, deadline); !why.empty()) return {false, why};
-    return {false, not_launched("gvisor", "runsc found at " + bin)};
-  }
-
-private:
-  gvisor_settings s_;
-};
-
-class container_tier : public external_tier {
-public:
-  container_tier(container_settings s, std::chrono::milliseconds d)
-      : external_tier("container", d), s_(std::move(s)) {}
-
-protected:
-  tier_status preflight(std::chrono::milliseconds deadline) const override {
-    auto bin = find_on_path(s_.engine);
-    if (bin.empty())
-      return {false, "the container engine CLI '" + s_.engine + "' was not found; install podman or "
-                     "docker, or set [sandbox.container] engine"};
-    // `info` talks to the engine: a CLI without a running engine fails here, not mid-run.
-    if (auto why = probe_failure(s_.engine, {bin, "info"}, deadline); !why.empty()) return {false, why};
-    if (s_.image.empty()) return {false, "no image configured: set [sandbox.container] image"};
-    return {false, not_launched("container", "the engine at " + bin + " answers")};
-  }
-
-private:
-  container_settings s_;
-};
 
 class microvm_tier : public external_tier {
 public:
@@ -110,22 +73,30 @@ tier_status external_tier::available() const {
   return status_;
 }
 
+failure external_tier::unavailable_error() const {
+  return make_failure(failure_kind::tier_unavailable, "the " + name_ + " tier is unavailable: " + available().reason);
+}
+
 expected<launch_plan> external_tier::plan(const launch_request&, const lease_grant&) const {
-  auto st = available();
-  return make_failure(failure_kind::tier_unavailable, "the " + name_ + " tier is unavailable: " + st.reason);
+  return unavailable_error();
 }
 
 std::unique_ptr<external_tier> make_gvisor_tier(const gvisor_settings& s, std::chrono::milliseconds deadline) {
-  return std::make_unique<gvisor_tier>(s, deadline);
+  profile p;
+  p.gvisor = s;
+  return std::make_unique<gvisor_tier>(p, detect_kernel_features(), deadline);
 }
 
 std::unique_ptr<external_tier> make_container_tier(const container_settings& s, std::chrono::milliseconds deadline) {
-  return std::make_unique<container_tier>(s, deadline);
+  profile p;
+  p.container = s;
+  return std::make_unique<container_tier>(p, deadline);
 }
 
-void add_external_tiers(tier_registry& registry, const profile& prof, std::chrono::milliseconds deadline) {
-  registry.add(make_gvisor_tier(prof.gvisor, deadline));
-  registry.add(make_container_tier(prof.container, deadline));
+void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
+                        std::chrono::milliseconds deadline) {
+  registry.add(std::make_shared<gvisor_tier>(prof, features, deadline));
+  registry.add(std::make_shared<container_tier>(prof, deadline));
   registry.add(std::make_shared<microvm_tier>(prof.microvm, deadline));
   registry.add(std::make_shared<e2b_tier>(deadline));
 }

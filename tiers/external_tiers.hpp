@@ -1,10 +1,10 @@
-// The tiers that wrap an external runtime: gvisor (runsc), container (podman/docker CLI),
-// microvm (a VMM with KVM) and e2b (a remote service). Each has a preflight bounded by a
-// deadline, run once on first use, so a hung runtime binary cannot freeze dispatch.
+// The tiers that wrap an external runtime: gvisor (runsc, tiers/gvisor_tier.hpp),
+// container (podman/docker CLI, tiers/container_tier.hpp), microvm (a VMM with KVM) and
+// e2b (a remote service). Each has a preflight bounded by a deadline, run once on first
+// use, so a hung runtime binary cannot freeze dispatch.
 //
-// None of them can launch yet: their launchers are the work of a later issue. Until then
-// every one reports unavailable, saying what its preflight found and that corral does not
-// launch through it, so nothing ever runs weaker, and nothing falls back to host.
+// A tier whose preflight fails reports unavailable, saying what it found and what to do,
+// so nothing ever runs weaker, and nothing falls back to host.
 #pragma once
 
 #include <chrono>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/profile.hpp"
+#include "tiers/kernel_features.hpp"
 #include "tiers/preflight.hpp"
 #include "tiers/tier.hpp"
 #include "tiers/tier_registry.hpp"
@@ -26,12 +27,14 @@ public:
   std::string name() const override { return name_; }
   tier_status available() const override;
   tier_capabilities capabilities() const override { return {}; }  // nothing until it launches
+  // Unavailable: the error saying why. Tiers that launch override this.
   expected<launch_plan> plan(const launch_request&, const lease_grant&) const override;
 
 protected:
   // What the machine offers for this tier: found and working, or why not. Bounded by
   // `deadline`.
   virtual tier_status preflight(std::chrono::milliseconds deadline) const = 0;
+  failure unavailable_error() const;
 
 private:
   std::string name_;
@@ -40,10 +43,17 @@ private:
   mutable tier_status status_;
 };
 
-// gvisor, container, microvm and e2b, configured from the profile's tables.
-void add_external_tiers(tier_registry& registry, const profile& prof, std::chrono::milliseconds deadline);
+// The probe's verdict on one command: empty when it ran and exited 0 within the
+// deadline, else a sentence naming the command and what it printed.
+std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
+                          std::chrono::milliseconds deadline);
+std::string first_line(const std::string& text);
 
-// For tests and doctor: the preflight of a runtime binary with a probe argv.
+// gvisor, container, microvm and e2b, configured from the profile's tables.
+void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
+                        std::chrono::milliseconds deadline);
+
+// For tests and doctor: a tier from its table alone (the rest of the profile default).
 std::unique_ptr<external_tier> make_gvisor_tier(const gvisor_settings& s, std::chrono::milliseconds deadline);
 std::unique_ptr<external_tier> make_container_tier(const container_settings& s, std::chrono::milliseconds deadline);
 

@@ -6,7 +6,7 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS2";  // 2: outside uid/gid
+constexpr char kMagic[] = "CRJS3";  // 2: outside uid/gid; 3: cleanup commands
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -92,6 +92,8 @@ std::string serialize(const jail_spec& s) {
   w.str(s.cwd);
   w.u32(s.kill_grace_ms);
   w.boolean(s.controlling_tty);
+  w.u32(static_cast<std::uint32_t>(s.cleanup.size()));
+  for (auto& c : s.cleanup) w.strs(c);
   w.boolean(s.share_network);
   w.str(s.hostname);
   w.u32(static_cast<std::uint32_t>(s.mounts.size()));
@@ -139,6 +141,8 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.cwd = r.str();
   s.kill_grace_ms = r.u32();
   s.controlling_tty = r.boolean();
+  auto ncleanup = r.u32();
+  for (std::uint32_t i = 0; i < ncleanup && r.ok() && i < kMaxField; ++i) s.cleanup.push_back(r.strs());
   s.share_network = r.boolean();
   s.hostname = r.str();
   auto nmounts = r.u32();

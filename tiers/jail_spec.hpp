@@ -64,13 +64,19 @@ struct jail_spec {
   // Make stdin (a pty slave) the controlling terminal of the target's new session.
   bool controlling_tty = false;
 
+  // Host mode: commands the helper runs, in order, after the target and every descendant
+  // are gone (an external runtime's state outside the process tree), each bounded.
+  std::vector<std::vector<std::string>> cleanup;
+
   // --- jail mode only ---
   bool share_network = false;     // false: an empty network namespace
   std::string hostname = "corral";
   std::vector<mount_entry> mounts;  // applied in order, under a new root
   std::vector<rlimit_entry> rlimits;
   // Files (v2 cgroup.procs, or v1 `tasks` one per hierarchy) the helper writes "0" into
-  // before it forks the target, so the target and all it forks are inside the lease's cgroup.
+  // before it forks the target, so the target and all it forks are inside the lease's
+  // cgroup. Also read in host mode, where only the target joins (the helper stays out to
+  // clean up).
   std::vector<std::string> cgroup_procs;
   std::uint32_t landlock_abi_floor = 1;
   std::vector<landlock_rule> landlock_rules;

@@ -1,5 +1,7 @@
 #include "tiers/landlock_tier.hpp"
 
+#include "tiers/system_view.hpp"
+
 #include <algorithm>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -9,31 +11,8 @@ namespace corral {
 
 namespace {
 
-// Read-only system directories: what the languages' interpreters and compilers need.
-// On merged-/usr systems /bin, /sbin and /lib* are symlinks, recreated as such.
-const char* const kSystemDirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-
-// The /etc essentials; the rest of /etc (shadow, ssh keys, the host's config) stays out.
-const char* const kEtcFiles[] = {
-    "/etc/alternatives", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-    "/etc/passwd",       "/etc/group",       "/etc/nsswitch.conf", "/etc/hosts",
-    "/etc/host.conf",    "/etc/gai.conf",    "/etc/localtime",  "/etc/protocols",
-    "/etc/services",     "/etc/mime.types",  "/etc/ssl",        "/etc/ca-certificates",
-    "/etc/python3",      "/etc/python3.11",  "/etc/timezone",
-};
-
 constexpr std::uint64_t kTmpBytes = 512 * kMiB;
 constexpr std::uint32_t kNobody = 65534;
-
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-bool is_under(const std::string& path, const std::string& dir) {
-  return path == dir || (path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 &&
-                         (dir == "/" || path[dir.size()] == '/'));
-}
 
 std::string join(const std::vector<std::string>& words) {
   std::string out;
@@ -88,30 +67,16 @@ tier_capabilities landlock_tier::capabilities() const {
 }
 
 std::string landlock_tier::visible_path(const std::string& host_path) const {
-  for (const char* dir : kSystemDirs)
-    if (is_under(host_path, dir)) return host_path;
-  for (auto* roots : {&source_roots_, &output_roots_})
-    for (auto& r : *roots)
-      if (is_under(host_path, r.host_path)) return r.virtual_path + host_path.substr(r.host_path.size());
-  return "";
+  return visible_in_view(host_path, source_roots_, output_roots_);
 }
 
 expected<launch_plan> landlock_tier::plan(const launch_request& request, const lease_grant& grant) const {
   if (auto st = available(); !st.available)
     return make_failure(failure_kind::tier_unavailable, "the landlock tier is unavailable: " + st.reason);
   if (request.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty");
-  // The caller's PATH as far as the jail can see it: an entry outside the view (a
-  // version manager's shims in a home dir) would resolve to a program that is not there.
-  std::string visible_search_path;
-  for (std::size_t start = 0; start <= request.caller_path.size();) {
-    auto end = request.caller_path.find(':', start);
-    if (end == std::string::npos) end = request.caller_path.size();
-    auto dir = request.caller_path.substr(start, end - start);
-    start = end + 1;
-    if (!dir.empty() && dir.front() == '/' && visible_path(dir) == dir)
-      visible_search_path += (visible_search_path.empty() ? "" : ":") + dir;
-  }
-  auto program = resolve_program(request.argv.front(), visible_search_path);
+  // The caller's PATH as far as the jail can see it.
+  auto search_path = visible_search_path(request.caller_path, source_roots_, output_roots_);
+  auto program = resolve_program(request.argv.front(), search_path);
   if (!program) return program.error();
   std::string inside = *program;
   if (inside.front() == '/') {
@@ -142,11 +107,11 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
     s.landlock_rules.push_back({target, true});
   };
   // Only what exists: a rule or bind for a missing path would fail the launch.
-  for (const char* dir : kSystemDirs)
-    if (exists(dir)) ro(dir, dir);
-  for (const char* file : kEtcFiles)
-    if (exists(file)) ro(file, file);
-  if (s.share_network && exists("/etc/resolv.conf")) ro("/etc/resolv.conf", "/etc/resolv.conf");
+  for (auto& dir : system_dirs())
+    if (path_exists(dir)) ro(dir, dir);
+  for (auto& file : etc_essentials())
+    if (path_exists(file)) ro(file, file);
+  if (s.share_network && path_exists("/etc/resolv.conf")) ro("/etc/resolv.conf", "/etc/resolv.conf");
   s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", kTmpBytes, false});
   s.landlock_rules.push_back({"/tmp", true});
   s.mounts.push_back({mount_kind::dev, "", "/dev", 0, false});

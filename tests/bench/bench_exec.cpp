@@ -1,6 +1,8 @@
 // corral_bench: what one execution costs against plain posix_spawn+waitpid, which setup
 // steps that time goes to, and how fast a collector drains a flood past its cap.
 // Usage: corral_bench [--tier NAME]  (env BENCH_N, BENCH_DRAIN_N)
+//        corral_bench --all-tiers [--config FILE]  (env BENCH_TIER_N): /bin/true on every
+//        tier available here, next to the posix_spawn baseline of the same run
 // Every figure is measured in this run, baseline included, so ratios compare like with like.
 #include <algorithm>
 #include <chrono>
@@ -21,7 +23,10 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
+#include "config/toml_profile.hpp"
 #include "tests/bench/bench_util.hpp"
+#include "tiers/default_tiers.hpp"
+#include "tiers/kernel_features.hpp"
 
 namespace corral::bench {
 
@@ -67,24 +72,103 @@ void print_latency(const char* name, const std::string& tier, const stats& s, co
 
 int usage(int status) {
   std::fprintf(status ? stderr : stdout,
-               "usage: corral_bench [--tier NAME]\n"
-               "  --tier NAME  the tier the runtime and the CLI run on (default host)\n"
-               "env: BENCH_N runs per latency figure (default 200), BENCH_DRAIN_N runs of the 1 GiB drain (default 3)\n");
+               "usage: corral_bench [--tier NAME] | --all-tiers [--config FILE]\n"
+               "  --tier NAME    the tier the runtime and the CLI run on (default host)\n"
+               "  --all-tiers    median latency of /bin/true on every tier available here\n"
+               "  --config FILE  the corral.toml whose tier tables --all-tiers uses\n"
+               "env: BENCH_N runs per latency figure (default 200), BENCH_DRAIN_N runs of the 1 GiB drain (default 3),\n"
+               "     BENCH_TIER_N runs per tier with --all-tiers (default 20)\n");
   return status;
+}
+
+struct state_dir {
+  std::string path;
+  state_dir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "corral-bench-XXXXXX").string();
+    if (::mkdtemp(tmpl.data())) path = tmpl;
+  }
+  ~state_dir() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+};
+
+// /bin/true on each tier this machine offers, with the baseline measured in the same run.
+// An unavailable tier is listed with its reason, never measured on another.
+int all_tiers(const std::string& config) {
+  profile prof;
+  if (!config.empty()) {
+    auto loaded = load_profile(config, std::filesystem::path(config).parent_path().string());
+    if (!loaded) {
+      std::fprintf(stderr, "corral_bench: %s\n", loaded.error().describe().c_str());
+      return 1;
+    }
+    prof = std::move(*loaded);
+  }
+  const int n = env_int("BENCH_TIER_N", 20);
+  const int warmup = 2;
+  state_dir dir;
+  if (dir.path.empty()) return 1;
+  runtime_options o;
+  o.prof = prof;
+  o.allow_host = true;  // a benchmark, not production: the host tier is one of the figures
+  o.exec_helper = CORRAL_BENCH_HELPER;
+  o.state_dir = dir.path + "/state";
+  auto started = runtime::start(std::move(o));
+  if (!started) {
+    std::fprintf(stderr, "corral_bench: runtime::start: %s\n", started.error().describe().c_str());
+    return 1;
+  }
+  auto rt = std::move(*started);
+  auto base = summarize(sample(warmup, n, [] { return spawn_and_wait({"/bin/true"}); }));
+  std::printf("# corral_bench --all-tiers n=%d cores=%ld\n", n, ::sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("spawn_true median_us=%.1f p90_us=%.1f n=%d\n", base.median_us, base.p90_us, n);
+  auto tiers = build_default_tiers(prof, detect_kernel_features());
+  for (auto& t : tiers->all()) {
+    auto st = t->available();
+    if (!st.available) {
+      std::printf("tier_true tier=%s skipped: %s\n", t->name().c_str(), st.reason.c_str());
+      continue;
+    }
+    exec_request req;
+    req.language = "argv";
+    req.argv = {"/bin/true"};
+    req.tier = t->name();
+    // One unmeasured run says why a tier that passed its preflight still cannot run.
+    std::string failed;
+    auto first = rt->exec(req);
+    if (!first) failed = first.error().describe();
+    else if (first->exit_code != 0) failed = "exit " + std::to_string(first->exit_code.value_or(-1)) + ": " + first->err.data;
+    if (!failed.empty()) {
+      std::printf("tier_true tier=%s failed: %s\n", t->name().c_str(), failed.c_str());
+      continue;
+    }
+    auto s = summarize(sample(warmup, n, [&] {
+      auto r = rt->exec(req);
+      return r && r->exit_code == 0;
+    }));
+    print_latency("tier_true", t->name(), s, base, n);
+  }
+  return 0;
 }
 
 } // namespace
 
 int run(int argc, char** argv) {
   std::string tier = "host";
+  std::string config;
+  bool every_tier = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--tier" && i + 1 < argc) tier = argv[++i];
+    else if (a == "--all-tiers") every_tier = true;
+    else if (a == "--config" && i + 1 < argc) config = argv[++i];
     else if (a == "--help" || a == "-h") return usage(0);
     else return usage(2);
   }
   // The runtime logs one line per execution at info; thousands of them would bury the figures.
   spdlog::set_level(spdlog::level::warn);
+  if (every_tier) return all_tiers(config);
   const int n = env_int("BENCH_N", 200);
   const int drain_n = env_int("BENCH_DRAIN_N", 3);
   const int warmup = std::max(3, n / 20);

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/seccomp_filter.hpp"
@@ -37,23 +38,6 @@ int step_error(const char* step, const std::string& what) {
   int err = errno ? errno : EINVAL;
   report_failed(err, step, what + ": " + std::strerror(err));
   return err;
-}
-
-// "0" names the writer itself. The helper is single-threaded here, so moving its one
-// thread (v1 `tasks`) moves the whole process, and the target it forks is born inside.
-int join_cgroups(const jail_spec& spec) {
-  for (auto& file : spec.cgroup_procs) {
-    int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) return step_error("cgroup", "open " + file);
-    ssize_t n = ::write(fd, "0", 1);
-    int err = errno;
-    ::close(fd);
-    if (n != 1) {
-      errno = n < 0 ? err : EIO;
-      return step_error("cgroup", "join " + file);
-    }
-  }
-  return 0;
 }
 
 // An empty network namespace still has a loopback device, down: bring it up so programs

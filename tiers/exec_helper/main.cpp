@@ -11,6 +11,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "tiers/exec_helper/cgroup_join.hpp"
+#include "tiers/exec_helper/cleanup_commands.hpp"
 #include "tiers/exec_helper/jail_launcher.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
@@ -20,6 +22,8 @@ namespace {
 
 // A spec is a few KiB; anything near this is a bug or an attack on the helper.
 constexpr std::size_t kMaxSpecBytes = 64u * 1024 * 1024;
+// Each cleanup command (`runsc delete --force`, `podman rm -f`) gets at most this long.
+constexpr std::chrono::milliseconds kCleanupBound{10'000};
 
 bool read_spec(std::string& out) {
   char buf[16384];
@@ -60,5 +64,12 @@ int main() {
   corral::helper::report_step("spec", start);
 
   if (spec->mode == corral::jail_mode::jail) return corral::helper::run_jailed(*spec);
-  return corral::helper::supervise_target(*spec, nullptr);
+  // Host mode with a lease (an external runtime such as runsc): only the target joins the
+  // cgroups, so the lease's kill-all ends the runtime's whole tree while the helper
+  // survives it to run the cleanup and report.
+  corral::helper::pre_exec_hook join;
+  if (!spec->cgroup_procs.empty()) join = [&] { return corral::helper::join_cgroups(*spec); };
+  int rc = corral::helper::supervise_target(*spec, join);
+  corral::helper::run_cleanup(spec->cleanup, kCleanupBound);
+  return rc;
 }

@@ -1,0 +1,427 @@
+// The container tier. With a fake engine CLI written by each test (no engine needed): the
+// preflight's trial container and its deadline, the argv that carries the boundary, and
+// the removal of the container on every exit path (the fake records each call). With a
+// real engine where one runs here (podman with an image built locally from busybox): it
+// runs, times out, hits the memory limit, and leaves no container behind.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <dirent.h>
+#include <filesystem>
+#include <fstream>
+#include <sys/stat.h>
+#include <thread>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "runtime_fixture.hpp"
+#include "tiers/container_tier.hpp"
+
+using namespace corral;
+using namespace corral::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+long read_pid(const std::string& path) {
+  long pid = 0;
+  std::ifstream(path) >> pid;
+  return pid;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// A fake engine CLI: logs every call to <dir>/calls (one line each), answers `info`,
+// `rm` and `run` as `run_body` says. For `run`, "$@" is left holding the command after
+// the image "fake-image", and the env file's path is in $envfile.
+std::string fake_engine(const temp_dir& dir, const std::string& run_body) {
+  auto path = dir / "engine";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "echo \"$*\" >> " << dir / "calls" << "\n"
+                         "while [ \"${1#--}\" != \"$1\" ]; do shift; done\n"  // --runtime=…
+                         "cmd=$1; shift\n"
+                         "case $cmd in\n"
+                         "  info) exit 0 ;;\n"
+                         "  rm) exit 0 ;;\n"
+                         "  run)\n"
+                         "    envfile=\n"
+                         "    while [ $# -gt 0 ] && [ \"$1\" != fake-image ]; do\n"
+                         "      case $1 in --env-file=*) envfile=${1#--env-file=} ;; esac; shift; done\n"
+                         "    shift\n"
+                         << run_body << "\n"
+                         "    ;;\n"
+                         "esac\n"
+                         "exit 2\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+std::vector<std::string> calls(const temp_dir& dir) {
+  std::vector<std::string> out;
+  std::ifstream in(dir / "calls");
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The value of `--name=` in a logged `run` call.
+std::string name_in(const std::string& call) {
+  auto at = call.find("--name=");
+  if (at == std::string::npos) return "";
+  auto end = call.find(' ', at);
+  return call.substr(at + 7, end - at - 7);
+}
+
+profile fake_profile(const std::string& engine) {
+  profile p;
+  p.tier = "container";
+  p.limit.kill_grace = 200ms;
+  p.container.engine = engine;
+  p.container.image = "fake-image";
+  return p;
+}
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (auto* e = ::readdir(d))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+  ::closedir(d);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("the container preflight starts a trial container and reports why it fails", "[container][preflight]") {
+  temp_dir dir;
+  SECTION("an engine that cannot set the rlimits") {
+    auto engine = fake_engine(dir, "echo 'Error: crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted' >&2; exit 126");
+    auto st = container_tier(fake_profile(engine), 3s).available();
+    CHECK_FALSE(st.available);
+    CHECK(st.reason.find("trial container") != std::string::npos);
+    CHECK(st.reason.find("RLIMIT_NOFILE") != std::string::npos);
+  }
+  SECTION("crun on a mixed cgroup layout: the fix is named") {
+    auto engine = fake_engine(dir, "echo 'Error: OCI runtime error: crun: cgroups in hybrid mode not supported' >&2; exit 126");
+    auto st = container_tier(fake_profile(engine), 3s).available();
+    CHECK_FALSE(st.available);
+    CHECK(st.reason.find("runtime = \"runc\"") != std::string::npos);
+  }
+  SECTION("an engine that starts it") {
+    auto engine = fake_engine(dir, "exec \"$@\"");
+    auto st = container_tier(fake_profile(engine), 3s).available();
+    CHECK(st.available);
+    INFO(st.reason);
+  }
+  // On every outcome the trial container is removed by name.
+  auto log = calls(dir);
+  REQUIRE(log.size() >= 3);
+  auto run = std::find_if(log.begin(), log.end(), [](auto& c) { return c.find("run ") != std::string::npos; });
+  REQUIRE(run != log.end());
+  auto name = name_in(*run);
+  CHECK(name.rfind("corral-preflight-", 0) == 0);
+  CHECK(contains(log, "rm -f " + name));
+}
+
+TEST_CASE("a hung engine or trial container is reported within the deadline and killed", "[container][preflight]") {
+  temp_dir dir;
+  auto pidfile = dir / "pid";
+  SECTION("info hangs") {
+    auto path = dir / "engine";
+    std::ofstream(path) << "#!/bin/sh\necho $$ > " << pidfile << "\nexec sleep 60\n";
+    ::chmod(path.c_str(), 0755);
+    auto st = container_tier(fake_profile(path), 500ms).available();
+    CHECK_FALSE(st.available);
+    CHECK(st.reason.find("did not answer within 500 ms") != std::string::npos);
+  }
+  SECTION("the trial container hangs") {
+    auto engine = fake_engine(dir, "echo $$ > " + pidfile + "; exec sleep 60");
+    auto st = container_tier(fake_profile(engine), 800ms).available();
+    CHECK_FALSE(st.available);
+    CHECK(st.reason.find("did not finish within 800 ms") != std::string::npos);
+    auto log = calls(dir);
+    REQUIRE(log.size() >= 2);
+    CHECK(log.back().rfind("rm -f corral-preflight-", 0) == 0);  // removed although killed
+  }
+  long pid = read_pid(pidfile);
+  REQUIRE(pid > 0);                                 // the fake really ran
+  CHECK(::kill(static_cast<pid_t>(pid), 0) != 0);  // and was killed, not left behind
+}
+
+TEST_CASE("a missing engine CLI makes the container tier unavailable", "[container][preflight]") {
+  temp_dir dir;
+  auto p = fake_profile(dir / "no-such-podman");
+  auto st = container_tier(p, 1s).available();
+  CHECK_FALSE(st.available);
+  CHECK(st.reason.find("not found") != std::string::npos);
+  p.container.image.clear();
+  p.container.engine = fake_engine(dir, "exec \"$@\"");
+  auto no_image = container_tier(p, 1s).available();
+  CHECK_FALSE(no_image.available);
+  CHECK(no_image.reason.find("[sandbox.container] image") != std::string::npos);
+}
+
+TEST_CASE("the container argv carries the whole boundary and its cleanup", "[container]") {
+  temp_dir dir;
+  auto p = fake_profile(fake_engine(dir, "exec \"$@\""));
+  p.container.runtime = "runc";
+  p.source_roots.push_back({"/srv/src", "/src", false});
+  p.output_roots.push_back({"/srv/out", "/out", true});
+  container_tier tier(p, 3s);
+  REQUIRE(tier.available().available);
+  temp_dir scratch{"corral-7-"};
+  launch_request req;
+  req.argv = {"sh", "-c", "echo hi"};
+  req.env = {{"GIVEN", "a value"}};
+  req.scratch_dir = scratch.path();
+  req.effective.memory_bytes = 64 * kMiB;
+  req.effective.pids = 32;
+  req.effective.cpu_cores = 0.5;
+  auto plan = tier.plan(req, lease_grant{});
+  REQUIRE(plan);
+  auto& a = plan->spec.argv;
+  auto priv = container_tier::private_dir(scratch.path());
+  auto name = scratch.path().substr(scratch.path().rfind('/') + 1);
+  for (const std::string& flag : std::vector<std::string>{"--runtime=runc", "run", "--rm", "--network=none", "--read-only", "--user=65534:65534", "--cap-drop=ALL",
+        "--security-opt=no-new-privileges", "--pids-limit=32", "--memory=67108864", "--memory-swap=67108864",
+        "--cpus=0.500", "--name=" + name, "--volume=" + scratch.path() + ":/work:rw", "--workdir=/work",
+        "--volume=/srv/src:/src:ro", "--volume=/srv/out:/out:rw", "--env-file=" + priv + "/env"}) {
+    INFO(flag);
+    CHECK(contains(a, flag));
+  }
+  CHECK(std::any_of(a.begin(), a.end(), [](auto& f) { return f.rfind("--tmpfs=/tmp:", 0) == 0; }));
+  // The image, then the command, last; the request's environment is in the file only.
+  REQUIRE(a.size() > 4);
+  CHECK(std::vector<std::string>(a.end() - 4, a.end()) == std::vector<std::string>{"fake-image", "sh", "-c", "echo hi"});
+  for (auto& e : plan->spec.envp) CHECK(e.find("GIVEN") == std::string::npos);
+  CHECK(read_text(priv + "/env") == "GIVEN=a value\n");
+  REQUIRE(plan->spec.cleanup.size() == 2);
+  CHECK(plan->spec.cleanup[0] == std::vector<std::string>{p.container.engine, "--runtime=runc", "rm", "-f", name});
+  CHECK(plan->spec.cleanup[1].back() == priv);
+  std::filesystem::remove_all(priv);
+
+  // A value an env file cannot carry is refused, not mangled.
+  req.env = {{"BAD", "two\nlines"}};
+  auto bad = tier.plan(req, lease_grant{});
+  REQUIRE_FALSE(bad);
+  CHECK(bad.error().kind == failure_kind::invalid_request);
+  CHECK_FALSE(exists(priv));
+}
+
+TEST_CASE("the container is removed on exit and on timeout", "[container][cleanup]") {
+  temp_dir dir;
+  auto pidfile = dir / "pid";
+  // The fake's "container" is the command itself; it notes its pid and the env file.
+  auto engine = fake_engine(dir, "echo $$ > " + pidfile + "; cat \"$envfile\" > " + dir / "env-seen" +
+                                     "; exec \"$@\"");
+  test_runtime t(fake_profile(engine), false);
+  SECTION("exit") {
+    exec_request r = program({"/bin/echo", "hi"});
+    r.env["GIVEN"] = "yes";
+    auto res = t.run(r);
+    REQUIRE(res);
+    CHECK(res->how == verdict::exited);
+    CHECK(res->out.data == "hi\n");
+    CHECK(res->tier == "container");
+    CHECK(read_text(dir / "env-seen") == "GIVEN=yes\n");
+  }
+  SECTION("timeout") {
+    exec_request r = program({"/bin/sleep", "60"});
+    r.timeout = 1s;
+    auto res = t.run(r);
+    REQUIRE(res);
+    CHECK(res->how == verdict::timed_out);
+    long pid = read_pid(pidfile);
+    REQUIRE(pid > 0);
+    CHECK(::kill(static_cast<pid_t>(pid), 0) != 0);
+  }
+  auto log = calls(dir);
+  auto run = std::find_if(log.begin(), log.end(), [](auto& c) {
+    return c.find("run ") != std::string::npos && c.find("corral-preflight-") == std::string::npos;
+  });
+  REQUIRE(run != log.end());
+  auto name = name_in(*run);
+  REQUIRE_FALSE(name.empty());
+  CHECK(log.back() == "rm -f " + name);  // the last call: after the run ended
+  for (auto& e : entries(t.state.path() + "/state/scratch")) CHECK(e.find(".container") == std::string::npos);
+}
+
+namespace {
+
+constexpr const char* kTestImage = "corral-test-busybox:latest";
+
+// Output of a shell command run by the test itself (engine queries), or empty.
+std::string shell_output(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
+}
+
+// The image is built once (from busybox-static, no registry) and removed when the test
+// program ends if this program built it.
+struct test_image {
+  bool built = false;
+  std::string error;
+  test_image() {
+    if (std::system(("podman image exists " + std::string(kTestImage) + " 2>/dev/null").c_str()) == 0) return;
+    if (::access("/bin/busybox", X_OK) != 0) {
+      error = "no /bin/busybox to build the test image from (install busybox-static)";
+      return;
+    }
+    auto cmd = std::string(CORRAL_SOURCE_DIR) + "/scripts/busybox-image " + kTestImage + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) error = "building the test image with scripts/busybox-image failed";
+    else built = true;
+  }
+  ~test_image() {
+    if (built) std::system(("podman rmi -f " + std::string(kTestImage) + " >/dev/null 2>&1").c_str());
+  }
+};
+
+profile podman_profile() {
+  profile p;
+  p.tier = "container";
+  p.limit.kill_grace = 200ms;
+  p.container.engine = "podman";
+  p.container.image = kTestImage;
+  // crun refuses this kind of machine's mixed cgroup layout; runc does not.
+  if (!find_on_path("runc").empty()) p.container.runtime = "runc";
+  return p;
+}
+
+// Empty when a real podman can run the tier's containers here; otherwise why not.
+std::string podman_unavailable() {
+  if (find_on_path("podman").empty()) return "podman is not installed";
+  static test_image image;
+  if (!image.error.empty()) return image.error;
+  auto st = container_tier(podman_profile(), 10s).available();
+  return st.available ? "" : st.reason;
+}
+
+#define REQUIRE_PODMAN()                                                   \
+  do {                                                                     \
+    static const std::string why = podman_unavailable();                   \
+    if (!why.empty()) {                                                    \
+      WARN("skipped: no container engine runs here: " << why);             \
+      return;                                                              \
+    }                                                                      \
+  } while (0)
+
+// Containers of this runtime's executions that the engine still knows.
+std::string containers_named(const std::string& prefix) {
+  auto all = shell_output("podman ps -a --format '{{.Names}}'");
+  std::string found;
+  std::size_t start = 0;
+  while (start < all.size()) {
+    auto end = all.find('\n', start);
+    if (end == std::string::npos) end = all.size();
+    auto name = all.substr(start, end - start);
+    if (name.rfind(prefix, 0) == 0) found += name + " ";
+    start = end + 1;
+  }
+  return found;
+}
+
+struct podman_fixture {
+  temp_dir host{"corral-container-"};
+  std::string out;
+  std::unique_ptr<test_runtime> t;
+  podman_fixture() {
+    ::chmod(host.path().c_str(), 0755);
+    out = host / "out";
+    ::mkdir(out.c_str(), 0777);
+    ::chmod(out.c_str(), 0777);
+    auto p = podman_profile();
+    p.output_roots.push_back({out, "/out", true});
+    t = std::make_unique<test_runtime>(p, false);
+  }
+  exec_result run(exec_request r) {
+    if (!r.timeout) r.timeout = 30s;
+    auto res = t->run(r);
+    if (!res) FAIL("exec failed: " << res.error().describe());
+    return *res;
+  }
+  void check_nothing_left(const exec_result& r) {
+    CHECK(containers_named("corral-" + r.execution_id + "-").empty());
+    for (auto& e : entries(t->state.path() + "/state/scratch")) CHECK(e.find(".container") == std::string::npos);
+  }
+};
+
+} // namespace
+
+TEST_CASE("podman runs the container tier: read-only, nobody, no network", "[container][podman]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  auto req = shell("");
+  req.language = "argv";
+  req.argv = {"sh", "-c",
+              "echo hello; id -u; pwd; echo x > /marker 2>/dev/null && echo WROTE || echo refused; "
+              "echo ok > /out/written; echo ok > /work/scratch; ip -o link | grep -vc ' lo:'; echo \"$GIVEN\""};
+  req.env["GIVEN"] = "yes";
+  auto r = f.run(req);
+  INFO(r.err.data);
+  CHECK(r.how == verdict::exited);
+  CHECK(r.exit_code == 0);
+  CHECK(r.tier == "container");
+  // No interface but loopback (grep -vc counts 0 others and exits 1, hence the "0").
+  CHECK(r.out.data == "hello\n65534\n/work\nrefused\n0\nyes\n");
+  CHECK(read_text(f.out + "/written") == "ok\n");
+  f.check_nothing_left(r);
+}
+
+TEST_CASE("a timed-out podman execution leaves no container behind", "[container][podman][timeout]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  auto req = program({"sh", "-c", "echo started; exec sleep 60"});
+  req.timeout = 3s;
+  auto r = f.run(req);
+  CHECK(r.how == verdict::timed_out);
+  CHECK(r.out.data == "started\n");
+  f.check_nothing_left(r);
+  CHECK(tracked_after_settling(*f.t->rt) == 0);
+}
+
+TEST_CASE("the engine's memory limit stops a podman execution", "[container][podman][limits]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  // A shell variable holding 200 MB of 'a' against a 64 MiB limit.
+  auto req = program({"sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ALLOCATED ${#x}"});
+  req.memory_limit_bytes = 64 * kMiB;
+  auto r = f.run(req);
+  CHECK(r.out.data.find("ALLOCATED") == std::string::npos);
+  CHECK(r.exit_code != 0);
+  f.check_nothing_left(r);
+}
+
+TEST_CASE("the engine's pids limit bounds a podman execution", "[container][podman][limits]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  // busybox sh gives up at the first fork the limit refuses.
+  auto req = program({"sh", "-c", "echo trying; for i in $(seq 100); do sleep 10 & done; echo ALL-STARTED"});
+  req.pids_limit = 16;
+  req.timeout = 20s;
+  auto r = f.run(req);
+  INFO(r.out.data << r.err.data);
+  CHECK(r.out.data == "trying\n");  // the attempt ran
+  CHECK(r.err.data.find("can't fork") != std::string::npos);  // and the limit stopped it
+  CHECK(r.exit_code != 0);
+  f.check_nothing_left(r);
+}

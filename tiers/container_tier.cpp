@@ -1,0 +1,211 @@
+#include "tiers/container_tier.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace corral {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+constexpr std::uint64_t kTmpBytes = 512 * kMiB;
+// The engines' default rlimits are their own (high) hard limits, which a runtime without
+// CAP_SYS_RESOURCE cannot set in the container; these are the landlock tier's, and low
+// enough for any host. nproc counts per host uid, so it is a ceiling, not the pids limit.
+constexpr const char* kNofile = "nofile=4096:4096";
+constexpr const char* kNproc = "nproc=4096:4096";
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The CLI's own environment: never the request's (CONTAINERS_CONF, DOCKER_HOST and the
+// like would reconfigure the engine), only what a rootless engine needs to find its state.
+std::vector<std::string> engine_environment() {
+  std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"};
+  for (const char* key : {"HOME", "XDG_RUNTIME_DIR"})
+    if (const char* v = std::getenv(key)) env.push_back(std::string(key) + "=" + v);
+  return env;
+}
+
+std::string format_cpus(double cores) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", cores);
+  return buf;
+}
+
+status write_env_file(const std::string& path, const std::map<std::string, std::string>& env) {
+  std::string text;
+  for (auto& [k, v] : env) {
+    // One KEY=value per line; the engines read a bare KEY from their own environment and
+    // skip lines starting with '#', so neither may pass.
+    if (k.empty() || k.front() == '#' || k.find_first_of("= \t\n") != std::string::npos ||
+        v.find('\n') != std::string::npos)
+      return make_failure(failure_kind::invalid_request,
+                          "the container tier cannot pass the environment variable '" + k +
+                          "' (a newline in its value, or a key an env file cannot hold)");
+    text += k + "=" + v + "\n";
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return make_failure(failure_kind::internal, "create " + path + ": " + std::strerror(errno));
+  bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+  ::close(fd);
+  if (!written) return make_failure(failure_kind::internal, "write " + path + " failed");
+  return ok();
+}
+
+} // namespace
+
+container_tier::container_tier(const profile& prof, std::chrono::milliseconds deadline)
+    : external_tier("container", deadline),
+      settings_(prof.container),
+      source_roots_(prof.source_roots),
+      output_roots_(prof.output_roots),
+      network_(prof.network) {}
+
+std::string container_tier::private_dir(const std::string& scratch_dir) { return scratch_dir + ".container"; }
+
+std::vector<std::string> container_tier::engine_prefix(const std::string& bin) const {
+  std::vector<std::string> argv = {bin};
+  if (!settings_.runtime.empty()) argv.push_back("--runtime=" + settings_.runtime);
+  return argv;
+}
+
+std::vector<std::string> container_tier::boundary_flags() const {
+  return {"--rm",
+          network_ == network_mode::none ? "--network=none" : "--network=host",
+          "--read-only",
+          "--user=65534:65534",
+          "--cap-drop=ALL",
+          "--security-opt=no-new-privileges",
+          "--tmpfs=/tmp:rw,nosuid,nodev,size=" + std::to_string(kTmpBytes),
+          "--ulimit", kNofile,
+          "--ulimit", kNproc,
+          "--hostname=corral"};
+}
+
+tier_status container_tier::preflight(std::chrono::milliseconds deadline) const {
+  auto until = clock_type::now() + deadline;
+  auto bin = find_on_path(settings_.engine);
+  if (bin.empty())
+    return {false, "the container engine CLI '" + settings_.engine + "' was not found; install podman or "
+                   "docker, or set [sandbox.container] engine"};
+  // `info` talks to the engine: a CLI without a running engine fails here, not mid-run.
+  if (auto why = probe_failure(settings_.engine, {bin, "info"}, deadline); !why.empty()) return {false, why};
+  if (settings_.image.empty()) return {false, "no image configured: set [sandbox.container] image"};
+
+  // An engine that answers may still be unable to start a container with this tier's
+  // flags (rlimits it may not set, a cgroup layout its runtime refuses): try one.
+  static std::atomic<unsigned> trials{0};
+  auto name = "corral-preflight-" + std::to_string(::getpid()) + "-" + std::to_string(++trials);
+  auto argv = engine_prefix(bin);
+  argv.push_back("run");
+  for (auto& f : boundary_flags()) argv.push_back(f);
+  for (auto& a : {"--name=" + name, settings_.image, std::string("true")}) argv.push_back(a);
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_type::now());
+  auto r = run_probe(argv, std::max(std::chrono::milliseconds(1), left));
+  // Whatever the trial did, its container must not stay (--rm does not run when the CLI
+  // was killed at the deadline). Bounded by the same deadline again, at most.
+  auto rm = engine_prefix(bin);
+  for (const char* a : {"rm", "-f"}) rm.push_back(a);
+  rm.push_back(name);
+  run_probe(rm, deadline);
+  std::string cmd = "`" + settings_.engine + " run … " + settings_.image + " true`";
+  if (!r.ran) return {false, settings_.engine + " could not be started (" + r.error + ")"};
+  if (r.timed_out)
+    return {false, "a trial container " + cmd + " did not finish within " + std::to_string(deadline.count()) +
+                       " ms (hung engine, or an image that must be pulled first?)"};
+  if (r.exit_code != 0) {
+    std::string why = "a trial container " + cmd + " failed (exit " + std::to_string(r.exit_code) +
+                      "): " + first_line(r.output);
+    if (r.output.find("hybrid mode") != std::string::npos)
+      why += "; crun refuses this machine's mixed cgroup v1/v2 layout: set [sandbox.container] runtime = \"runc\"";
+    return {false, why};
+  }
+  return {true, ""};
+}
+
+tier_capabilities container_tier::capabilities() const {
+  tier_capabilities c;
+  bool up = available().available;
+  c.timeout = up;
+  c.memory = up;
+  c.pids = up;
+  c.cpu = up;
+  c.network_isolation = up && network_ == network_mode::none;
+  c.filesystem_read_isolation = up;
+  c.filesystem_write_isolation = up;
+  c.environment_isolation = up;
+  return c;
+}
+
+expected<launch_plan> container_tier::plan(const launch_request& request, const lease_grant&) const {
+  if (!available().available) return unavailable_error();
+  if (request.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty");
+  auto bin = find_on_path(settings_.engine);
+  auto rm = resolve_program("rm", "/usr/bin:/bin");
+  if (bin.empty() || !rm)
+    return make_failure(failure_kind::tier_unavailable, "the engine CLI or rm vanished since the preflight");
+
+  auto dir = private_dir(request.scratch_dir);
+  if (::mkdir(dir.c_str(), 0700) < 0)
+    return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
+  auto env_file = dir + "/env";
+  if (auto s = write_env_file(env_file, request.env); !s) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+    return s.error();
+  }
+  if (::geteuid() == 0 && ::chown(request.scratch_dir.c_str(), 65534, 65534) < 0)
+    return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
+
+  // The scratch dir's name is unique per execution: it names the container too.
+  auto name = base_name(request.scratch_dir);
+  launch_plan plan;
+  jail_spec& s = plan.spec;
+  s.mode = jail_mode::host;
+  s.program = bin;
+  s.argv = engine_prefix(bin);
+  s.argv.push_back("run");
+  for (auto& f : boundary_flags()) s.argv.push_back(f);
+  // -i: the program's stdin is the helper's (a pipe or /dev/null), as on every tier.
+  for (auto& a : {"--name=" + name, std::string("--interactive"), std::string("--log-driver=none"), "--env-file=" + env_file,
+                  "--volume=" + request.scratch_dir + ":" + kWorkDir + ":rw", std::string("--workdir=") + kWorkDir})
+    s.argv.push_back(a);
+  for (auto& r : source_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":ro");
+  for (auto& r : output_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":rw");
+  auto& lim = request.effective;
+  if (lim.memory_bytes) {
+    // Swap equal to memory: no swap on top, so the limit is the limit.
+    s.argv.push_back("--memory=" + std::to_string(*lim.memory_bytes));
+    s.argv.push_back("--memory-swap=" + std::to_string(*lim.memory_bytes));
+  }
+  if (lim.pids) s.argv.push_back("--pids-limit=" + std::to_string(*lim.pids));
+  if (lim.cpu_cores) s.argv.push_back("--cpus=" + format_cpus(*lim.cpu_cores));
+  s.argv.push_back(settings_.image);
+  for (auto& a : request.argv) s.argv.push_back(a);  // resolved in the image, by its PATH
+  s.envp = engine_environment();
+  s.cwd = dir;
+  s.kill_grace_ms = static_cast<std::uint32_t>(lim.kill_grace.count());
+  s.controlling_tty = request.controlling_tty;
+  auto remove = engine_prefix(bin);
+  for (const char* a : {"rm", "-f"}) remove.push_back(a);
+  remove.push_back(name);
+  s.cleanup = {remove, {*rm, "-rf", "--one-file-system", "--", dir}};
+
+  if (network_ != network_mode::none) plan.not_enforced.push_back("network_isolation");
+  plan.isolation = "container: " + base_name(bin) + (settings_.runtime.empty() ? "" : " (" + settings_.runtime + ")") +
+                   " image " + settings_.image + (network_ == network_mode::none ? ", no network" : ", host network") +
+                   ", read-only root, uid 65534, no capabilities, no new privileges; the engine's memory, "
+                   "pids and cpu limits";
+  return plan;
+}
+
+} // namespace corral
