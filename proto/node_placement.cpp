@@ -129,7 +129,7 @@ caf::behavior node_placement(self_ptr self, std::vector<placement_node> nodes, s
     auto& nodes = self->state.nodes;
     for (std::size_t i = 0; i < nodes.size(); ++i)
       if (nodes[i].available && nodes[i].node.handle.address() == down.source)
-        lose_node(self, i, "connection closed: " + self->system().render(down.reason));
+        lose_node(self, i, "stopped or disconnected: " + self->system().render(down.reason));
   });
   return {
       [=](exec_atom, exec_request& request) -> caf::result<placed_outcome> {

@@ -168,7 +168,23 @@ struct node_process {
     REQUIRE(up);
     address = {"127.0.0.1", static_cast<std::uint16_t>(std::stoi(m[1]))};
   }
-  ~node_process() { stop(SIGKILL); }
+  // A test that failed half-way still leaves nothing: a node killed here has its leases
+  // swept, so its sandboxed children go with it.
+  ~node_process() {
+    if (pid > 0) {
+      stop(SIGKILL);
+      sweep();
+    }
+  }
+  // What a restarted node does first: a runtime on its state dir kills and removes the
+  // cgroups its leases name.
+  void sweep() {
+    runtime_options ro;
+    ro.exec_helper = CORRAL_TEST_HELPER;
+    ro.state_dir = dir / "state";
+    auto sweeper = runtime::start(std::move(ro));
+    CHECK(sweeper);
+  }
   int stop(int sig) {
     if (pid <= 0) return -1;
     ::kill(pid, sig);
@@ -234,7 +250,6 @@ TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails
   REQUIRE((victim_label == a.label() || victim_label == b.label()));
   auto& victim = victim_label == a.label() ? a : b;
   auto& survivor = victim_label == a.label() ? b : a;
-  auto victim_state = victim.dir / "state";
   victim.stop(SIGKILL);
 
   REQUIRE(in_flight_result.wait_for(30s) == std::future_status::ready);
@@ -257,13 +272,7 @@ TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails
 
   // The killed node's sandboxed child lives on in its cgroup until a runtime on the same
   // state dir sweeps its lease, as a restarted node would.
-  {
-    runtime_options ro;
-    ro.exec_helper = CORRAL_TEST_HELPER;
-    ro.state_dir = victim_state;
-    auto sweeper = runtime::start(std::move(ro));
-    REQUIRE(sweeper);
-  }
+  victim.sweep();
   CHECK(eventually([&] { return with_arg(marker).empty(); }));
   pool->reset();
   int status = survivor.stop(SIGTERM);
