@@ -87,6 +87,7 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::actor sup;
+  std::size_t max_concurrent = 0;
 };
 
 runtime::runtime(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
@@ -124,6 +125,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
 
   p->io = std::make_unique<io_loop>();
   p->cfg = std::make_unique<caf::actor_system_config>(make_config());
+  if (options.configure_system) options.configure_system(*p->cfg);
   p->sys = std::make_unique<caf::actor_system>(*p->cfg);
 
   supervisor_config sc;
@@ -135,6 +137,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.scratch_parent = p->state_dir + "/scratch";
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
+  p->max_concurrent = options.max_concurrent;
   auto* sys = p->sys.get();
   auto* io = p->io.get();
   auto state_dir = p->state_dir;
@@ -235,6 +238,7 @@ const kernel_features& runtime::features() const { return impl_->features; }
 const tier_registry& runtime::tiers() const { return *impl_->registry; }
 const profile& runtime::frozen_profile() const { return *impl_->prof; }
 const std::string& runtime::state_dir() const { return impl_->state_dir; }
+std::size_t runtime::max_concurrent() const { return impl_->max_concurrent; }
 std::size_t runtime::tracked_processes() const { return impl_->io->tracked(); }
 
 } // namespace corral

@@ -35,6 +35,9 @@ struct runtime_options {
   std::string exec_helper;  // empty: beside the running program, then the installed path
   std::string state_dir;    // empty: /run/corral for root, else $XDG_RUNTIME_DIR/corral or /tmp/corral-<uid>
   std::size_t max_concurrent = 16;
+  // Runs on the actor system's configuration before the system starts: a node loads the
+  // middleman and TLS there (proto/node_listener.hpp).
+  std::function<void(caf::actor_system_config&)> configure_system;
 };
 
 class runtime {
@@ -62,6 +65,7 @@ public:
   const tier_registry& tiers() const;
   const profile& frozen_profile() const;
   const std::string& state_dir() const;
+  std::size_t max_concurrent() const;  // executions it runs at once; the rest wait
   // Processes the I/O loop still tracks (tests: nothing may be left behind).
   std::size_t tracked_processes() const;
 

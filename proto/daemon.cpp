@@ -24,6 +24,12 @@ status run_daemon(runtime_options ro, daemon_options options) {
   if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
   if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());
   auto policy = selection_policy_from_env(ro.allow_host);
+  if (options.node_listen) {
+    if (auto s = check_node_tls(options.node_credentials); !s) return s;
+    ro.configure_system = [tls = options.node_credentials](caf::actor_system_config& cfg) {
+      configure_node_network(cfg, tls);
+    };
+  }
 
   // The runtime first: it creates the state directory (where the default socket lives)
   // and sweeps leases a killed daemon left before anything new can start.
@@ -53,7 +59,18 @@ status run_daemon(runtime_options ro, daemon_options options) {
   if (options.stdio) {
     if (auto s = loop.attach_stdio(); !s) return s;
   }
+  std::unique_ptr<node_listener> node;
+  if (options.node_listen) {
+    auto published = node_listener::publish(*rt, *options.node_listen);
+    if (!published) return published.error();
+    node = std::move(*published);
+    auto bound = *options.node_listen;
+    bound.port = node->port();
+    spdlog::info("serving as a node on {}", bound.label());
+    if (options.node_listening) options.node_listening(bound);
+  }
   loop.run();
+  node.reset();  // no new remote executions while the runtime stops
   // Every client is closed by now, so every execution has been told to cancel; stopping
   // the runtime waits until their leases have finished. The loop outlives the actors.
   rt.reset();

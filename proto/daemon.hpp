@@ -7,10 +7,14 @@
 // terminated, every lease finished).
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "actors/runtime.hpp"
 #include "config/failure.hpp"
+#include "proto/node_listener.hpp"
+#include "proto/node_tls.hpp"
 #include "proto/peer_credentials.hpp"
 #include "proto/socket_loop.hpp"
 
@@ -22,6 +26,10 @@ struct daemon_options {
   access_list allowed;      // empty: the daemon's own uid
   socket_loop_limits limits;
   std::size_t max_execs_per_client = 64;
+  // Also a node for other machines (proto/node_listener.hpp): always mutual TLS.
+  std::optional<node_address> node_listen;
+  node_tls node_credentials;
+  std::function<void(const node_address&)> node_listening;  // told the bound address
 };
 
 // /run/corral/corral.sock for root, else $XDG_RUNTIME_DIR/corral/corral.sock, else

@@ -67,13 +67,23 @@ expected<std::string> daemon_client::read_line() {
   }
 }
 
-expected<nlohmann::json> daemon_client::await_reply(std::int64_t id, const output_fn& on_output) {
+expected<nlohmann::json> daemon_client::next_message() {
+  auto line = read_line();
+  if (!line) return line.error();
+  auto msg = nlohmann::json::parse(*line, nullptr, false);
+  if (!msg.is_object()) return make_failure(failure_kind::internal, "the daemon sent something that is not JSON-RPC");
+  return msg;
+}
+
+expected<nlohmann::json> daemon_client::await_reply(std::int64_t id, const output_fn& on_output,
+                                                    const notification_fn& on_notification) {
   for (;;) {
     auto line = read_line();
     if (!line) return line.error();
     auto msg = nlohmann::json::parse(*line, nullptr, false);
     if (!msg.is_object()) return make_failure(failure_kind::internal, "the daemon sent something that is not JSON-RPC");
     if (msg.contains("method")) {
+      if (on_notification) on_notification(msg);
       if (msg["method"] == "exec.output" && on_output && msg.contains("params")) {
         auto& p = msg["params"];
         std::string bytes = p.value("data", "");
@@ -97,6 +107,11 @@ expected<nlohmann::json> daemon_client::await_reply(std::int64_t id, const outpu
 }
 
 expected<nlohmann::json> daemon_client::call(const std::string& method, const nlohmann::json& params) {
+  return call(method, params, nullptr);
+}
+
+expected<nlohmann::json> daemon_client::call(const std::string& method, const nlohmann::json& params,
+                                             const notification_fn& on_notification) {
   auto id = next_id_++;
   std::string line;
   try {
@@ -105,7 +120,7 @@ expected<nlohmann::json> daemon_client::call(const std::string& method, const nl
     return make_failure(failure_kind::invalid_request, "arguments, code and environment must be valid UTF-8 to cross the daemon's protocol");
   }
   if (auto s = write_all(fd_, line); !s) return s.error();
-  return await_reply(id, nullptr);
+  return await_reply(id, nullptr, on_notification);
 }
 
 expected<nlohmann::json> daemon_client::exec(const exec_request& request, output_fn on_output) {

@@ -22,6 +22,17 @@ public:
   // The call's result, or its error as a failure (kind from the code, the daemon's message).
   expected<nlohmann::json> call(const std::string& method, const nlohmann::json& params);
 
+  // Every notification that arrives while a call waits for its reply (session.output…).
+  using notification_fn = std::function<void(const nlohmann::json& message)>;
+  expected<nlohmann::json> call(const std::string& method, const nlohmann::json& params,
+                                const notification_fn& on_notification);
+
+  // Between calls: the next message (blocks until a whole line is there), whether one is
+  // already buffered, and the socket to poll for more.
+  expected<nlohmann::json> next_message();
+  bool has_buffered_message() const { return buffer_.find('\n') != std::string::npos; }
+  int fd() const { return fd_; }
+
   using output_fn = std::function<void(const std::string& stream, const std::string& bytes)>;
   // With `on_output`, output streams to it while the program runs; the result is the
   // JSON of an exec_result (proto/result_json.hpp).
@@ -29,7 +40,8 @@ public:
 
 private:
   explicit daemon_client(int fd) : fd_(fd) {}
-  expected<nlohmann::json> await_reply(std::int64_t id, const output_fn& on_output);
+  expected<nlohmann::json> await_reply(std::int64_t id, const output_fn& on_output,
+                                       const notification_fn& on_notification = nullptr);
   expected<std::string> read_line();
 
   int fd_ = -1;

@@ -17,6 +17,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/mcp_via_daemon.hpp"
 
 namespace corral::cli {
 
@@ -36,12 +37,15 @@ options:
   --allow-host        permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
+  --connect SOCKET    run the server in a `corral serve` daemon's stdio session (its
+                      profile and opt-ins apply; the server's stderr comes at the end)
   -v                  debug logging on stderr
 )";
 
 struct mcp_options {
   session_request request;
   std::string config_path;
+  std::string connect_socket;
   bool allow_host = false;
   bool verbose = false;
 };
@@ -65,12 +69,13 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     }
     if (a == "--allow-host") o.allow_host = true;
     else if (a == "-v") o.verbose = true;
-    else if (a == "--tier" || a == "--config" || a == "--max-message" || a == "--idle") {
+    else if (a == "--tier" || a == "--config" || a == "--max-message" || a == "--idle" || a == "--connect") {
       auto v = value(a);
       if (!v) return v.error();
       try {
         if (a == "--tier") o.request.tier = *v;
         else if (a == "--config") o.config_path = *v;
+        else if (a == "--connect") o.connect_socket = *v;
         else if (a == "--max-message") o.request.max_message_bytes = std::stoull(*v);
         else o.request.idle_timeout = std::chrono::milliseconds(static_cast<long>(std::stod(*v) * 1000));
       } catch (const std::exception&) {
@@ -154,6 +159,7 @@ int mcp_command(const std::vector<std::string>& args) {
     return kExitRefused;
   }
   configure_logging(options->verbose);
+  if (!options->connect_socket.empty()) return mcp_via_daemon(options->request, options->connect_socket);
 
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");

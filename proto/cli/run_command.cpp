@@ -9,6 +9,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/daemon_client.hpp"
+#include "proto/node_pool.hpp"
 #include "proto/result_json.hpp"
 
 namespace corral::cli {
@@ -59,6 +60,36 @@ int run_via_daemon(const run_options& options) {
   return kExitRefused;
 }
 
+int print_result(const exec_result& result, bool json, nlohmann::json extra = nlohmann::json::object()) {
+  if (json) {
+    auto j = to_json(result);
+    for (auto& [k, v] : extra.items()) j[k] = v;
+    std::cout << j.dump() << "\n";
+  } else {
+    write_all(STDOUT_FILENO, result.out.data);
+    write_all(STDERR_FILENO, result.err.data);
+    for (auto& n : result.not_enforced) spdlog::debug("not enforced by tier {}: {}", result.tier, n);
+  }
+  if (result.timed_out) return kExitTimeout;
+  if (result.term_signal) return 128 + *result.term_signal;
+  return result.exit_code.value_or(kExitRefused);
+}
+
+// --nodes: the least-loaded node runs it; which node and its boundary go with --json.
+int run_on_nodes(const run_options& options) {
+  node_pool_options po;
+  po.nodes = options.nodes;
+  po.tls = options.node_credentials;
+  auto pool = node_pool::connect(po);
+  if (!pool) return refuse(pool.error(), options.json);
+  auto placed = (*pool)->exec(options.request);
+  if (!placed) return refuse(placed.error(), options.json);
+  spdlog::debug("ran on node {} ({})", placed->node, placed->digest);
+  nlohmann::json extra{{"node", placed->node}};
+  extra["node_descriptor"] = nlohmann::json::parse(placed->descriptor, nullptr, false);
+  return print_result(placed->result, options.json, extra);
+}
+
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
@@ -76,6 +107,7 @@ int run_command(const std::vector<std::string>& args) {
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return run_via_daemon(*options);
+  if (!options->nodes.empty()) return run_on_nodes(*options);
 
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
@@ -89,16 +121,7 @@ int run_command(const std::vector<std::string>& args) {
 
   auto result = (*rt)->exec(options->request);
   if (!result) return refuse(result.error(), options->json);
-  if (options->json) {
-    std::cout << to_json(*result).dump() << "\n";
-  } else {
-    write_all(STDOUT_FILENO, result->out.data);
-    write_all(STDERR_FILENO, result->err.data);
-    for (auto& n : result->not_enforced) spdlog::debug("not enforced by tier {}: {}", result->tier, n);
-  }
-  if (result->timed_out) return kExitTimeout;
-  if (result->term_signal) return 128 + *result->term_signal;
-  return result->exit_code.value_or(kExitRefused);
+  return print_result(*result, options->json);
 }
 
 } // namespace corral::cli

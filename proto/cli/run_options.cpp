@@ -28,6 +28,10 @@ options:
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
+  --nodes H:P,H:P   run on the least-loaded of these `corral serve --node-listen` nodes
+                    (mutual TLS: needs --node-cert, --node-key and --node-ca; --json adds
+                    "node" and the node's "node_descriptor")
+  --node-cert PEM --node-key PEM --node-ca PEM   this caller's certificate, key and the CA
   --json            print the whole result as one JSON object
   -v                debug logging on stderr
 
@@ -75,6 +79,19 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
     else if (a == "--config" && (v = value(a))) o.config_path = *v;
     else if (a == "--connect" && (v = value(a))) o.connect_socket = *v;
+    else if (a == "--nodes" && (v = value(a))) {
+      std::size_t start = 0;
+      while (start <= v->size()) {
+        auto comma = v->find(',', start);
+        auto one = parse_node_address(v->substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (!one) return one.error();
+        o.nodes.push_back(*one);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (a == "--node-cert" && (v = value(a))) o.node_credentials.certificate = *v;
+    else if (a == "--node-key" && (v = value(a))) o.node_credentials.key = *v;
+    else if (a == "--node-ca" && (v = value(a))) o.node_credentials.ca_file = *v;
     else if (a == "--timeout" && (v = value(a))) {
       char* end = nullptr;
       double s = std::strtod(v->c_str(), &end);
@@ -103,6 +120,8 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     }
   }
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
+  if (!o.nodes.empty() && !o.connect_socket.empty())
+    return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
   if (!lang_given) o.request.language = "argv";
   if (o.request.language != "argv" && o.request.code.empty() && o.request.language != "command")
     return make_failure(failure_kind::invalid_request, "--lang " + o.request.language + " needs --code or --file");

@@ -6,6 +6,8 @@
 
 #include "actors/exec_request.hpp"
 #include "config/failure.hpp"
+#include "proto/node_listener.hpp"
+#include "proto/node_tls.hpp"
 
 namespace corral::cli {
 
@@ -14,6 +16,8 @@ struct run_options {
   std::string config_path;
   std::string stdin_file;
   std::string connect_socket;  // run through this daemon instead of in-process
+  std::vector<node_address> nodes;  // or on the least-loaded of these nodes
+  node_tls node_credentials;
   bool json = false;
   bool allow_host = false;
   bool verbose = false;

@@ -13,6 +13,7 @@ namespace {
 
 const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
                     [--config FILE] [--allow-host] [--state-dir DIR] [-v]
+                    [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM]
 
 Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
 with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: executions are terminated,
@@ -32,6 +33,15 @@ options:
   --state-dir DIR the runtime's lease and scratch directory (default as the runtime's;
                   two daemons must not share one: each sweeps the other's leases at start)
   -v              debug logging on stderr
+
+as a node for other machines (corral run --nodes; see proto/PROTOCOL.md, "Nodes"):
+  --node-listen HOST:PORT  publish this runtime on a TCP port (port 0: any free one; the
+                  bound address is printed on stderr). Always mutual TLS: the three files
+                  below are required, and a peer whose certificate does not chain to
+                  --node-ca is refused during the handshake
+  --node-cert PEM this node's certificate
+  --node-key PEM  its private key (unencrypted)
+  --node-ca PEM   the CA that signs every node and every caller, and nothing else
 )";
 
 bool parse_id(const std::string& text, unsigned long& out) {
@@ -67,6 +77,19 @@ int serve_command(const std::vector<std::string>& args) {
       config_path = args[++i];
     } else if (a == "--state-dir" && has_value) {
       state_dir = args[++i];
+    } else if (a == "--node-listen" && has_value) {
+      auto where = parse_node_address(args[++i], true);
+      if (!where) {
+        std::cerr << "corral serve: " << where.error().describe() << "\n";
+        return kExitRefused;
+      }
+      options.node_listen = *where;
+    } else if (a == "--node-cert" && has_value) {
+      options.node_credentials.certificate = args[++i];
+    } else if (a == "--node-key" && has_value) {
+      options.node_credentials.key = args[++i];
+    } else if (a == "--node-ca" && has_value) {
+      options.node_credentials.ca_file = args[++i];
     } else if (a == "--allow-host") {
       allow_host = true;
     } else if (a == "-v" || a == "--verbose") {
@@ -89,6 +112,9 @@ int serve_command(const std::vector<std::string>& args) {
   ro.state_dir = state_dir;
   if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
   if (!options.socket_path.empty()) std::cerr << "corral serve: listening on " << options.socket_path << "\n";
+  options.node_listening = [](const node_address& bound) {
+    std::cerr << "corral serve: node listening on " << bound.label() << std::endl;
+  };
   auto served = run_daemon(std::move(ro), std::move(options));
   if (!served) {
     std::cerr << "corral serve: " << served.error().describe() << "\n";

@@ -1,0 +1,163 @@
+#include "proto/cli/mcp_via_daemon.hpp"
+
+#include <cerrno>
+#include <iostream>
+#include <optional>
+#include <poll.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "proto/cli/commands.hpp"
+#include "proto/daemon_client.hpp"
+#include "proto/exec_params.hpp"
+#include "proto/result_json.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+using nlohmann::json;
+
+bool write_all(int fd, const std::string& data) {
+  std::size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// A message as session.write takes it: text when it is valid UTF-8, else base64.
+json write_params(const std::string& session, const std::string& message) {
+  json p{{"session", session}};
+  try {
+    p["data"] = message;
+    (void)p.dump();
+  } catch (const json::exception&) {
+    p.erase("data");
+    p["data_base64"] = base64_encode(message);
+  }
+  return p;
+}
+
+struct proxy_state {
+  std::string session;
+  bool stdout_open = true;
+  bool want_close = false;
+  std::optional<int> exit_status;
+
+  void on_message(const json& m) {
+    if (!m.contains("params") || !m["params"].is_object()) return;
+    const auto& p = m["params"];
+    if (p.value("session", "") != session) return;
+    auto method = m.value("method", "");
+    if (method == "session.output") {
+      std::string bytes = p.value("data", "");
+      if (p.contains("data_base64") && p["data_base64"].is_string())
+        if (auto raw = base64_decode(p["data_base64"].get<std::string>())) bytes = *raw;
+      bytes.push_back('\n');
+      if (stdout_open && !write_all(STDOUT_FILENO, bytes)) {
+        stdout_open = false;  // the client is gone: nobody reads the server any more
+        want_close = true;
+      }
+    } else if (method == "session.refused") {
+      spdlog::warn("corral mcp: a server message was not forwarded: {}", p.value("message", ""));
+    } else if (method == "session.ended") {
+      auto tail = p.value("stderr_tail", "");
+      if (!tail.empty()) write_all(STDERR_FILENO, tail);
+      if (p.contains("detail") && p["detail"].is_string()) std::cerr << "corral: " << p["detail"].get<std::string>() << "\n";
+      if (p.contains("signal") && p["signal"].is_number_integer()) exit_status = 128 + p["signal"].get<int>();
+      else if (p.contains("exit_code") && p["exit_code"].is_number_integer()) exit_status = p["exit_code"].get<int>();
+      else exit_status = kExitRefused;
+    }
+  }
+};
+
+} // namespace
+
+int mcp_via_daemon(const session_request& request, const std::string& socket_path) {
+  auto client = daemon_client::connect(socket_path);
+  if (!client) {
+    std::cerr << "corral: " << client.error().describe() << "\n";
+    return kExitRefused;
+  }
+  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}};
+  if (!request.tier.empty()) open["tier"] = request.tier;
+  if (request.idle_timeout != kNoDeadline)
+    open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
+  proxy_state st;
+  auto on_note = [&st](const json& m) { st.on_message(m); };
+  auto opened = client->call("session.open", open, on_note);
+  if (!opened) {
+    std::cerr << "corral: " << opened.error().describe() << "\n";
+    return kExitRefused;
+  }
+  st.session = opened->value("session", "");
+
+  std::string pending_input;
+  bool stdin_open = true, close_sent = false;
+  auto close_session = [&] {
+    if (close_sent) return;
+    close_sent = true;
+    if (!pending_input.empty()) client->call("session.write", write_params(st.session, pending_input), on_note);
+    pending_input.clear();
+    client->call("session.close", {{"session", st.session}}, on_note);
+  };
+  while (!st.exit_status) {
+    if ((!stdin_open || st.want_close) && !close_sent) {
+      close_session();
+      continue;
+    }
+    if (client->has_buffered_message()) {
+      auto m = client->next_message();
+      if (!m) break;
+      st.on_message(*m);
+      continue;
+    }
+    pollfd fds[2] = {{client->fd(), POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (fds[0].revents) {
+      auto m = client->next_message();
+      if (!m) {
+        std::cerr << "corral: " << m.error().describe() << "\n";
+        break;
+      }
+      st.on_message(*m);
+    }
+    if (stdin_open && fds[1].revents) {
+      char buf[65536];
+      ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        stdin_open = false;
+        continue;
+      }
+      pending_input.append(buf, static_cast<std::size_t>(n));
+      for (auto nl = pending_input.find('\n'); nl != std::string::npos; nl = pending_input.find('\n')) {
+        auto line = pending_input.substr(0, nl);
+        pending_input.erase(0, nl + 1);
+        if (line.size() > request.max_message_bytes) {
+          spdlog::warn("corral mcp: a client message of {} bytes was not forwarded (the limit is {})", line.size(),
+                       request.max_message_bytes);
+          continue;
+        }
+        auto written = client->call("session.write", write_params(st.session, line), on_note);
+        if (!written && written.error().kind != failure_kind::limit_exceeded) {
+          spdlog::debug("corral mcp: the server did not take a message: {}", written.error().describe());
+          stdin_open = false;
+          break;
+        }
+      }
+    }
+  }
+  return st.exit_status.value_or(kExitRefused);
+}
+
+} // namespace corral::cli

@@ -1,0 +1,16 @@
+// corral mcp --connect: the same transparent proxy, with the daemon's stdio session
+// (session.open/write/close, proto/PROTOCOL.md) running the server.
+#pragma once
+
+#include <string>
+
+#include "actors/session_messages.hpp"
+
+namespace corral::cli {
+
+// Lines from stdin go to the server as they are (CR kept, no newline); its messages come
+// back one per line on stdout. The daemon keeps the server's stderr for the end: it is
+// copied to stderr then. Returns the server's exit status (128+N for signal N).
+int mcp_via_daemon(const session_request& request, const std::string& socket_path);
+
+} // namespace corral::cli

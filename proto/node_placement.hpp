@@ -1,0 +1,39 @@
+// The actor behind node_pool (proto/node_pool.hpp): it knows each node's connection and
+// load, places executions and turns a lost node into errors for what was in flight there.
+//
+//   (exec_atom, exec_request) -> placed_outcome
+//   (stats_atom)              -> std::vector<node_status>
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include "proto/node_pool.hpp"
+
+namespace corral {
+
+// One node as the pool found it at connect: a handle, or why there is none.
+struct placement_node {
+  node_address address;
+  caf::actor handle;        // null: unavailable from the start
+  std::string reason;       // why it is unavailable
+  node_load load;
+};
+
+struct placed_outcome {
+  bool ok = false;
+  failure error;
+  placed_result placed;
+};
+
+caf::actor spawn_node_placement(caf::actor_system& sys, std::vector<placement_node> nodes,
+                                std::chrono::milliseconds load_ttl);
+
+} // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::placed_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<corral::node_status>)

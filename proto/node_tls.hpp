@@ -1,0 +1,33 @@
+// The credentials of one end of a node connection, and the actor system setup that puts
+// CAF's middleman behind TLS with them. Both ends present a certificate and verify the
+// other's against `ca_file` (CAF's OpenSSL module requires peer certificates on both
+// sides once credentials are configured). CAF checks the chain only, not host names: the
+// CA must be one that signs corral nodes and their callers and nothing else.
+#pragma once
+
+#include <string>
+
+#include <caf/actor_system_config.hpp>
+
+#include "config/failure.hpp"
+
+namespace corral {
+
+struct node_tls {
+  std::string certificate;  // PEM: this end's certificate (chain)
+  std::string key;          // PEM: its private key
+  std::string ca_file;      // PEM: the CA the peer's certificate must chain to
+  std::string passphrase;   // of an encrypted key, else empty
+};
+
+// All three files set, readable, a certificate that matches its key, and a CA file that
+// loads. CAF's OpenSSL module would only find a bad file at the first connection, on its
+// I/O thread, where the error ends the process: check first and name the file.
+status check_node_tls(const node_tls& tls);
+
+// Loads the middleman and CAF's OpenSSL module with these credentials, registers the
+// node messages, and sets heartbeats so a node that vanishes without closing its
+// connection is noticed. Call check_node_tls first.
+void configure_node_network(caf::actor_system_config& cfg, const node_tls& tls);
+
+} // namespace corral

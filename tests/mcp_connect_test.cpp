@@ -1,0 +1,99 @@
+// corral mcp --connect: the proxy against a real `corral serve` process, checked as an MCP
+// client sees it (its stdout, stderr and exit status).
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "tests/runtime_fixture.hpp"
+
+using namespace corral;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// `corral serve --allow-host` on a socket in its own temp dir; SIGTERM then a bounded reap.
+struct served_daemon {
+  testing::temp_dir dir{"corral-mcpd-"};
+  std::string socket = dir / "corral.sock";
+  pid_t pid = -1;
+
+  served_daemon() {
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      ::chdir(dir.path().c_str());
+      ::execl(CORRAL_TEST_CLI, CORRAL_TEST_CLI, "serve", "--socket", socket.c_str(), "--state-dir",
+              (dir / "state").c_str(), "--allow-host", nullptr);
+      ::_exit(127);
+    }
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (::access(socket.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    REQUIRE(::access(socket.c_str(), F_OK) == 0);
+  }
+  ~served_daemon() {
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (::waitpid(pid, &status, WNOHANG) != pid) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+};
+
+} // namespace
+
+TEST_CASE("corral mcp --connect passes lines unchanged through the daemon and mirrors the exit", "[session][mcp][daemon]") {
+  served_daemon d;
+  testing::temp_dir dir;
+  {
+    std::ofstream in(dir / "in");
+    in << "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\"}\r\n" << std::string(200 * 1024, 'q') << "\n"
+       << "caf\xc3\xa9 \xff\xfe\n";
+  }
+  // The server answers each line with its length in bytes and exits 7 at EOF.
+  std::string cmd = std::string("cd ") + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI + " mcp --connect " +
+                    d.socket +
+                    " --tier host -- /usr/bin/python3 -u -c '"
+                    "import sys\n"
+                    "sys.stderr.write(\"server-log\\n\")\n"
+                    "for l in sys.stdin.buffer: sys.stdout.buffer.write(str(len(l)).encode() + b\" \" + l[:5] + b\"\\n\")\n"
+                    "sys.exit(7)' < in > out 2> err";
+  int rc = std::system(cmd.c_str());
+  INFO(read_all(dir / "err"));
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 7);
+  // The \r, the 200 KiB line and bytes that are not UTF-8 all arrive intact.
+  CHECK(read_all(dir / "out") == "39 {\"jso\n204801 qqqqq\n9 caf\xc3\xa9\n");
+  CHECK(read_all(dir / "err").find("server-log") != std::string::npos);
+}
+
+TEST_CASE("corral mcp --connect to no daemon is refused and says where it looked", "[session][mcp][daemon]") {
+  testing::temp_dir dir;
+  std::string cmd = std::string("timeout 30 ") + CORRAL_TEST_CLI + " mcp --connect " + dir / "none.sock" +
+                    " -- /bin/cat </dev/null >" + dir / "out" + " 2>" + dir / "err";
+  int rc = std::system(cmd.c_str());
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 125);
+  CHECK(read_all(dir / "err").find(dir / "none.sock") != std::string::npos);
+  CHECK(read_all(dir / "out").empty());
+}

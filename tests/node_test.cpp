@@ -1,0 +1,378 @@
+// Nodes across machines, on loopback: real `corral serve --node-listen` processes behind
+// mutual TLS with certificates this test makes, a node_pool in this process, and every
+// claim checked from outside (the node's processes in /proc, exit statuses, the refusal
+// of a caller whose certificate the CA did not sign).
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <dirent.h>
+#include <fcntl.h>
+#include <fstream>
+#include <future>
+#include <set>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proto/node_pool.hpp"
+#include "proto/tls_error_queue.hpp"
+#include "tests/runtime_fixture.hpp"
+
+using namespace corral;
+using namespace std::chrono_literals;
+
+namespace {
+
+template <class F>
+bool eventually(F f, std::chrono::milliseconds bound = 10s) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(20ms);
+  }
+  return f();
+}
+
+// Pids whose argv holds `marker`, from the host's /proc.
+std::vector<pid_t> with_arg(const std::string& marker) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  while (auto* e = ::readdir(d)) {
+    pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(f, arg, '\0'))
+      if (arg == marker) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
+}
+
+// Waits for `pid` at most `bound`, then SIGKILLs and reaps it: a test never hangs on a child.
+int reap(pid_t pid, std::chrono::milliseconds bound = 20s) {
+  int status = 0;
+  if (eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, bound)) return status;
+  ::kill(pid, SIGKILL);
+  ::waitpid(pid, &status, 0);
+  return -1;
+}
+
+// Runs a program with stdout and stderr in files; the exit status, or -1 if it overran.
+int run_program(std::vector<std::string> args, const std::string& out_file, const std::string& cwd,
+                std::chrono::milliseconds bound = 60s) {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    int fd = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int null = ::open("/dev/null", O_RDONLY);
+    ::dup2(null, 0);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    ::chdir(cwd.c_str());
+    ::unsetenv("CORRAL_ALLOW_HOST");
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    ::_exit(127);
+  }
+  int status = reap(pid, bound);
+  return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A CA, certificates it signs for nodes and callers, and a second CA with a caller of its
+// own: made with the openssl CLI in a temp dir, EC P-256 so it takes milliseconds.
+struct test_pki {
+  testing::temp_dir dir{"corral-pki-"};
+
+  static std::string skip_reason() {
+    if (::system("openssl version >/dev/null 2>&1") != 0) return "no openssl command (scripts/setup installs it)";
+    return {};
+  }
+
+  test_pki() {
+    make_ca("ca");
+    make_ca("rogue-ca");
+    sign("node", "ca");
+    sign("caller", "ca");
+    sign("rogue-caller", "rogue-ca");
+  }
+  void openssl(const std::string& args) {
+    auto cmd = "cd " + dir.path() + " && openssl " + args + " >>openssl.log 2>&1";
+    INFO(cmd << "\n" << slurp(dir / "openssl.log"));
+    REQUIRE(::system(cmd.c_str()) == 0);
+  }
+  void make_ca(const std::string& name) {
+    openssl("req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name + ".key -out " +
+            name + ".pem -days 2 -subj /CN=" + name);
+  }
+  void sign(const std::string& name, const std::string& ca) {
+    openssl("req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout " + name + ".key -out " + name +
+            ".csr -subj /CN=" + name);
+    openssl("x509 -req -in " + name + ".csr -CA " + ca + ".pem -CAkey " + ca + ".key -CAcreateserial -out " + name +
+            ".pem -days 2");
+  }
+  node_tls credentials(const std::string& name, const std::string& ca = "ca") const {
+    return {dir / (name + ".pem"), dir / (name + ".key"), dir / (ca + ".pem"), ""};
+  }
+};
+
+// One `corral serve --node-listen 127.0.0.1:0` process, the bound port read from its stderr.
+struct node_process {
+  testing::temp_dir dir{"corral-node-"};
+  pid_t pid = -1;
+  node_address address;
+
+  explicit node_process(const test_pki& pki) {
+    auto tls = pki.credentials("node");
+    std::vector<std::string> args{CORRAL_TEST_CLI, "serve",        "--socket",    dir / "corral.sock",
+                                  "--state-dir",   dir / "state",  "--node-listen", "127.0.0.1:0",
+                                  "--node-cert",   tls.certificate, "--node-key",  tls.key,
+                                  "--node-ca",     tls.ca_file};
+    pid = ::fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      int fd = ::open((dir / "stderr.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      ::dup2(fd, 2);
+      ::chdir(dir.path().c_str());
+      ::unsetenv("CORRAL_ALLOW_HOST");
+      std::vector<char*> argv;
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(argv[0], argv.data());
+      ::_exit(127);
+    }
+    // std::regex is avoided: under the sanitizers g++ 12 warns inside its implementation.
+    const std::string announced = "node listening on 127.0.0.1:";
+    std::string log;
+    std::size_t at = std::string::npos;
+    bool up = eventually([&] {
+      log = slurp(dir / "stderr.log");
+      at = log.find(announced);
+      return at != std::string::npos && log.find('\n', at) != std::string::npos;
+    }, 20s);
+    INFO("node stderr: " << log);
+    REQUIRE(up);
+    address = {"127.0.0.1", static_cast<std::uint16_t>(std::stoi(log.substr(at + announced.size())))};
+  }
+  // A test that failed half-way still leaves nothing: a node killed here has its leases
+  // swept, so its sandboxed children go with it.
+  ~node_process() {
+    if (pid > 0) {
+      stop(SIGKILL);
+      sweep();
+    }
+  }
+  // What a restarted node does first: a runtime on its state dir kills and removes the
+  // cgroups its leases name.
+  void sweep() {
+    runtime_options ro;
+    ro.exec_helper = CORRAL_TEST_HELPER;
+    ro.state_dir = dir / "state";
+    auto sweeper = runtime::start(std::move(ro));
+    CHECK(sweeper);
+  }
+  int stop(int sig) {
+    if (pid <= 0) return -1;
+    ::kill(pid, sig);
+    int status = reap(pid);
+    pid = -1;
+    return status;
+  }
+  std::string label() const { return address.label(); }
+};
+
+#define PKI_OR_SKIP()                     \
+  auto why = test_pki::skip_reason();     \
+  if (!why.empty()) {                     \
+    WARN("skipped: " << why);             \
+    return;                               \
+  }
+
+exec_request echo(const std::string& text) { return testing::program({"/bin/echo", text}); }
+
+} // namespace
+
+TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails its in-flight one, the survivor takes the rest", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  node_process a(pki), b(pki);
+  node_pool_options o;
+  o.nodes = {a.address, b.address};
+  o.tls = pki.credentials("caller");
+  auto pool = node_pool::connect(o);
+  REQUIRE(pool);
+  for (auto& s : (*pool)->status()) {
+    INFO(s.node << ": " << s.unavailable_reason);
+    CHECK(s.available);
+    CHECK(s.load.capacity > 0);
+    CHECK(s.load.tier == "landlock");
+    CHECK(s.load.digest.rfind("sha256:", 0) == 0);
+  }
+
+  // Both run work, and every result names its node, tier, isolation and descriptor.
+  std::set<std::string> used;
+  for (int i = 0; i < 6; ++i) {
+    auto placed = (*pool)->exec(echo("run " + std::to_string(i)));
+    REQUIRE(placed);
+    CHECK(placed->result.exit_code == 0);
+    CHECK(placed->result.out.data == "run " + std::to_string(i) + "\n");
+    CHECK(placed->result.tier == "landlock");
+    CHECK(!placed->result.isolation.empty());
+    CHECK(nlohmann::json::parse(placed->descriptor)["digest"] == placed->digest);
+    used.insert(placed->node);
+  }
+  CHECK(used == std::set<std::string>{a.label(), b.label()});
+
+  // One long execution; when it runs, kill its node.
+  const std::string marker = "30.5252";
+  std::promise<expected<placed_result>> in_flight;
+  auto in_flight_result = in_flight.get_future();
+  (*pool)->exec_async(testing::program({"sleep", marker}),
+                      [&in_flight](expected<placed_result> r) { in_flight.set_value(std::move(r)); });
+  REQUIRE(eventually([&] { return !with_arg(marker).empty(); }));
+  std::string victim_label;
+  for (auto& s : (*pool)->status())
+    if (s.in_flight == 1) victim_label = s.node;
+  REQUIRE((victim_label == a.label() || victim_label == b.label()));
+  auto& victim = victim_label == a.label() ? a : b;
+  auto& survivor = victim_label == a.label() ? b : a;
+  victim.stop(SIGKILL);
+
+  REQUIRE(in_flight_result.wait_for(30s) == std::future_status::ready);
+  auto lost = in_flight_result.get();
+  REQUIRE(!lost);
+  INFO(lost.error().describe());
+  CHECK(lost.error().message.find("node " + victim_label + " went away") != std::string::npos);
+  CHECK(lost.error().message.find("did not run it again") != std::string::npos);
+
+  for (int i = 0; i < 4; ++i) {
+    auto placed = (*pool)->exec(echo("after " + std::to_string(i)));
+    REQUIRE(placed);
+    CHECK(placed->node == survivor.label());
+    CHECK(placed->result.out.data == "after " + std::to_string(i) + "\n");
+  }
+  for (auto& s : (*pool)->status()) {
+    CHECK(s.available == (s.node == survivor.label()));
+    if (!s.available) CHECK(s.unavailable_reason.find("lost") != std::string::npos);
+  }
+
+  // The killed node's sandboxed child lives on in its cgroup until a runtime on the same
+  // state dir sweeps its lease, as a restarted node would.
+  victim.sweep();
+  CHECK(eventually([&] { return with_arg(marker).empty(); }));
+  pool->reset();
+  int status = survivor.stop(SIGTERM);
+  CHECK(WIFEXITED(status));
+}
+
+TEST_CASE("nodes: a caller whose certificate another CA signed is refused, and so is one without TLS", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  node_process node(pki);
+  REQUIRE(tls_error_queue_repaired());
+  // A caller connected before the strangers: their refused handshakes must not cut it off
+  // (see proto/tls_error_queue.hpp).
+  node_pool_options good;
+  good.nodes = {node.address};
+  good.tls = pki.credentials("caller");
+  auto connected = node_pool::connect(good);
+  REQUIRE(connected);
+  REQUIRE((*connected)->exec(echo("before")));
+
+  // Signed by a CA the node does not trust (the caller itself trusts the node's CA, so
+  // only the node's check can refuse it).
+  node_pool_options rogue;
+  rogue.nodes = {node.address};
+  rogue.tls = pki.credentials("rogue-caller");
+  rogue.tls.ca_file = pki.dir / "ca.pem";
+  {
+    auto pool = node_pool::connect(rogue);
+    REQUIRE(pool);
+    auto s = (*pool)->status();
+    REQUIRE(s.size() == 1);
+    CHECK(!s[0].available);
+    CHECK(s[0].unavailable_reason.find("cannot connect over TLS") != std::string::npos);
+    auto placed = (*pool)->exec(echo("must not run"));
+    REQUIRE(!placed);
+    CHECK(placed.error().kind == failure_kind::tier_unavailable);
+  }
+
+  // Plain CAF middleman, no TLS at all.
+  {
+    caf::actor_system_config cfg;
+    cfg.set("logger.verbosity", caf::atom("quiet"));
+    cfg.load<caf::io::middleman>();
+    add_node_message_types(cfg);
+    caf::actor_system sys{cfg};
+    auto plain = sys.middleman().remote_actor(node.address.host, node.address.port);
+    CHECK(!plain);
+  }
+
+  // The node was up and serving all along: the caller connected before still runs
+  // work, the right certificate gets through (the CLI too), and the refused attempts
+  // ran nothing.
+  for (int i = 0; i < 3; ++i) {
+    auto placed = (*connected)->exec(echo("still connected"));
+    INFO((placed ? "" : placed.error().describe()));
+    REQUIRE(placed);
+    CHECK(placed->result.out.data == "still connected\n");
+  }
+  CHECK(with_arg("must not run").empty());
+  testing::temp_dir cwd{"corral-node-cli-"};
+  auto tls = pki.credentials("caller");
+  int code = run_program({CORRAL_TEST_CLI, "run", "--json", "--nodes", node.label(), "--node-cert", tls.certificate,
+                          "--node-key", tls.key, "--node-ca", tls.ca_file, "--", "/bin/echo", "via node"},
+                         cwd / "out", cwd.path());
+  auto out = slurp(cwd / "out");
+  INFO(out);
+  REQUIRE(code == 0);
+  auto j = nlohmann::json::parse(out.substr(out.find('{')));
+  CHECK(j["stdout"] == "via node\n");
+  CHECK(j["node"] == node.label());
+  CHECK(j["tier"] == "landlock");
+  CHECK(j["node_descriptor"]["digest"].get<std::string>().rfind("sha256:", 0) == 0);
+  CHECK(WIFEXITED(node.stop(SIGTERM)));
+}
+
+TEST_CASE("nodes: no TCP port without mutual TLS; bad credentials are named before anything listens", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  testing::temp_dir cwd{"corral-node-refuse-"};
+  int code = run_program({CORRAL_TEST_CLI, "serve", "--socket", cwd / "s.sock", "--state-dir", cwd / "state",
+                          "--node-listen", "127.0.0.1:0"},
+                         cwd / "out", cwd.path(), 30s);
+  auto out = slurp(cwd / "out");
+  INFO(out);
+  CHECK(code == 125);
+  CHECK(out.find("no TLS certificate given") != std::string::npos);
+  CHECK(out.find("node listening") == std::string::npos);
+
+  auto mismatched = pki.credentials("node");
+  mismatched.key = pki.dir / "caller.key";
+  auto checked = check_node_tls(mismatched);
+  REQUIRE(!checked);
+  CHECK(checked.error().message.find("does not belong to the certificate") != std::string::npos);
+  CHECK(check_node_tls(pki.credentials("node")));
+
+  CHECK(!parse_node_address("127.0.0.1:0"));
+  CHECK(parse_node_address("127.0.0.1:0", true));
+  CHECK(!parse_node_address("::1:80"));
+  auto v6 = parse_node_address("[::1]:80");
+  REQUIRE(v6);
+  CHECK(v6->label() == "[::1]:80");
+}
