@@ -1,5 +1,7 @@
 #include "tiers/external_tiers.hpp"
 
+#include "tiers/microvm_tier.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,27 +73,6 @@ private:
   container_settings s_;
 };
 
-class microvm_tier : public external_tier {
-public:
-  microvm_tier(microvm_settings s, std::chrono::milliseconds d) : external_tier("microvm", d), s_(std::move(s)) {}
-
-protected:
-  tier_status preflight(std::chrono::milliseconds) const override {
-    if (::access("/dev/kvm", R_OK | W_OK) != 0)
-      return {false, "/dev/kvm is missing or not accessible to this user; enable KVM or add the user to group kvm"};
-    auto bin = find_on_path(s_.vmm);
-    if (bin.empty())
-      return {false, "the VMM '" + s_.vmm + "' was not found; install firecracker or qemu-system-x86, "
-                     "or set [sandbox.microvm] vmm"};
-    if (s_.kernel.empty() || s_.rootfs.empty())
-      return {false, "no guest image: set [sandbox.microvm] kernel and rootfs"};
-    return {false, not_launched("microvm", "KVM and " + bin + " are present")};
-  }
-
-private:
-  microvm_settings s_;
-};
-
 class e2b_tier : public external_tier {
 public:
   explicit e2b_tier(std::chrono::milliseconds d) : external_tier("e2b", d) {}
@@ -126,7 +107,7 @@ std::unique_ptr<external_tier> make_container_tier(const container_settings& s, 
 void add_external_tiers(tier_registry& registry, const profile& prof, std::chrono::milliseconds deadline) {
   registry.add(make_gvisor_tier(prof.gvisor, deadline));
   registry.add(make_container_tier(prof.container, deadline));
-  registry.add(std::make_shared<microvm_tier>(prof.microvm, deadline));
+  registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline));
   registry.add(std::make_shared<e2b_tier>(deadline));
 }
 
