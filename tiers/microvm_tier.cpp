@@ -87,6 +87,30 @@ tier_status microvm_tier::preflight() const {
   if (launcher.empty() || ::access(launcher.c_str(), X_OK) != 0)
     return {false, "the launcher corral-microvm was not found beside this program or at " CORRAL_INSTALLED_MICROVM
                    "; build or install it"};
+  // A test boot running /bin/true: KVM that cannot run this kernel (a nested or software
+  // KVM missing an instruction) shows here, within the deadline, instead of failing every
+  // execution at its timeout.
+  vm_options boot;
+  boot.vmm = bin;
+  boot.kernel = settings_.kernel;
+  boot.initrd = settings_.rootfs;
+  boot.vm_memory_mib = vm_memory_for(0);
+  boot.timeout_ms = static_cast<std::uint64_t>(deadline_.count());
+  boot.request.argv = {"/bin/true"};
+  boot.request.cwd = kGuestWorkDir;
+  std::vector<std::string> argv = {launcher};
+  auto args = to_launcher_args(boot);
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto trial = run_probe(argv, deadline_ + std::chrono::milliseconds(500));
+  if (!trial.ran) return {false, "the launcher " + launcher + " could not be started (" + trial.error + ")"};
+  if (trial.timed_out || trial.exit_code != 0)
+    return {false, "a test boot of the guest running /bin/true " +
+                       std::string(trial.timed_out || trial.exit_code == 124
+                                       ? "did not finish within " + std::to_string(deadline_.count()) + " ms"
+                                       : "failed (exit " + std::to_string(trial.exit_code) + ")") +
+                       (trial.output.empty() ? "" : ": " + first_line(trial.output)) +
+                       "; this machine's KVM cannot run the guest usably (check `dmesg` for KVM errors, "
+                       "or rebuild the image with scripts/build-microvm-image)"};
   vmm_path_ = bin;
   launcher_path_ = launcher;
   return {true, ""};

@@ -23,7 +23,8 @@ public:
   // `launcher` empty: corral-microvm beside the running program, then the installed one.
   microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline);
   std::string name() const override { return "microvm"; }
-  // Checks KVM, the VMM (bounded by the deadline), the image and the launcher, once.
+  // Checks KVM, the VMM, the image and the launcher, then boots the guest once to run
+  // /bin/true; each probe is bounded by the deadline, and it all runs once.
   tier_status available() const override;
   tier_capabilities capabilities() const override;
   expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const override;

@@ -36,9 +36,15 @@ constexpr std::size_t kMaxPendingInput = 256 * 1024;
 
 constexpr uid_t kNobody = 65534;
 
+// The channel: the serial port, both ways, in the guest. Run by hand outside a VM with
+// --channel-stdio (the launcher tests do, through a stand-in VMM), it is stdin/stdout and
+// nothing of the guest's own setup (mounts, cgroup, power-off) happens.
 int channel = -1;
+int channel_out = -1;
+bool in_guest = true;
 
 [[noreturn]] void power_off() {
+  if (!in_guest) ::_exit(0);
   if (channel >= 0) ::tcdrain(channel);
   ::sync();
   ::reboot(RB_POWER_OFF);
@@ -57,7 +63,7 @@ void write_all(int fd, const std::string& bytes) {
   }
 }
 
-void send(frame_type type, const std::string& payload = "") { write_all(channel, encode_frame(type, payload)); }
+void send(frame_type type, const std::string& payload = "") { write_all(channel_out, encode_frame(type, payload)); }
 
 [[noreturn]] void fatal(const std::string& why) {
   send(frame_type::fatal, why);
@@ -85,7 +91,7 @@ void mount_basics() {
       ::reboot(RB_POWER_OFF);
     }
     if (std::strcmp(s.target, "/dev") == 0) {
-      channel = ::open(kChannel, O_RDWR | O_NOCTTY | O_CLOEXEC);
+      channel = channel_out = ::open(kChannel, O_RDWR | O_NOCTTY | O_CLOEXEC);
       if (channel < 0) ::reboot(RB_POWER_OFF);
     }
   }
@@ -123,10 +129,10 @@ void write_files(const guest_request& r) {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, f.mode & 0777);
     if (fd < 0) fatal(errno_text("create " + path));
     write_all(fd, f.content);
-    ::fchown(fd, kNobody, kNobody);
+    if (in_guest) (void)!::fchown(fd, kNobody, kNobody);
     ::close(fd);
   }
-  if (::chown(r.cwd.c_str(), kNobody, kNobody) < 0) fatal(errno_text("chown " + r.cwd));
+  if (in_guest && ::chown(r.cwd.c_str(), kNobody, kNobody) < 0) fatal(errno_text("chown " + r.cwd));
 }
 
 std::string search(const std::string& name) {
@@ -158,20 +164,28 @@ pid_t start_program(const guest_request& r, const std::string& cgroup_procs, chi
     // Join the job's cgroup before exec, so the program and all it forks are limited.
     if (!cgroup_procs.empty()) {
       int fd = ::open(cgroup_procs.c_str(), O_WRONLY | O_CLOEXEC);
-      if (fd < 0 || ::write(fd, "0", 1) != 1) _exit(126);
+      if (fd < 0 || ::write(fd, "0", 1) != 1) {
+        (void)!::write(2, "corral-microvm-agent: cannot join the job cgroup\n", 49);
+        _exit(126);
+      }
       ::close(fd);
     }
     ::setsid();
     // The program runs as nobody: only root (the agent) can open the serial channel, so
     // the program cannot forge frames or talk to the launcher behind the agent's back.
-    if (::setgroups(0, nullptr) < 0 || ::setgid(kNobody) < 0 || ::setuid(kNobody) < 0) _exit(126);
+    if (in_guest && (::setgroups(0, nullptr) < 0 || ::setgid(kNobody) < 0 || ::setuid(kNobody) < 0))
+      _exit(126);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
     ::dup2(err[1], 2);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::chdir(r.cwd.c_str()) < 0) _exit(126);
+    if (::chdir(r.cwd.c_str()) < 0) {
+      std::string msg = "corral-microvm-agent: chdir " + r.cwd + ": " + std::strerror(errno) + "\n";
+      (void)!::write(2, msg.data(), msg.size());
+      _exit(126);
+    }
     ::execve(program.c_str(), argv.data(), envp.data());
     std::string msg = "corral-microvm-agent: cannot run " + program + ": " + std::strerror(errno) + "\n";
     (void)!::write(2, msg.data(), msg.size());
@@ -206,6 +220,17 @@ guest_exit supervise(const guest_request& r, guest_cgroup& job, frame_reader& in
   bool main_done = false;
   bool input_open = true;
   std::string pending_input;
+  // Input frames may have arrived with the request, already in `in`.
+  auto take_input = [&] {
+    for (;;) {
+      auto next = in.next();
+      if (!next) fatal(next.error().message);
+      if (!*next) break;
+      if ((*next)->type == frame_type::input) pending_input += (*next)->payload;
+      else if ((*next)->type == frame_type::input_end) input_open = false;
+    }
+  };
+  take_input();
   std::uint64_t deadline = r.timeout_ms ? now_ms() + r.timeout_ms : 0;
   std::uint64_t kill_at = 0;  // SIGKILL after the grace, once the deadline has passed
 
@@ -265,13 +290,7 @@ guest_exit supervise(const guest_request& r, guest_cgroup& job, frame_reader& in
       ssize_t got = ::read(channel, buf, sizeof buf);
       if (got <= 0 && errno != EINTR) fatal("the channel to the launcher closed");
       if (got > 0) in.feed(buf, static_cast<std::size_t>(got));
-      for (;;) {
-        auto next = in.next();
-        if (!next) fatal(next.error().message);
-        if (!*next) break;
-        if ((*next)->type == frame_type::input) pending_input += (*next)->payload;
-        else if ((*next)->type == frame_type::input_end) input_open = false;
-      }
+      take_input();
     }
     if (i_in >= 0 && fds[i_in].revents) {
       ssize_t put = ::write(p.in, pending_input.data(), pending_input.size());
@@ -309,10 +328,21 @@ guest_exit supervise(const guest_request& r, guest_cgroup& job, frame_reader& in
 
 } // namespace
 
-int main() {
-  mount_basics();
-  make_channel_raw();
-  write_all(channel, kAgentMarker);
+int main(int argc, char** argv) {
+  if (::getpid() != 1) {
+    if (argc != 2 || std::strcmp(argv[1], "--channel-stdio") != 0) {
+      const char msg[] = "corral-microvm-agent is the micro-VM's /init; outside a VM only --channel-stdio runs it\n";
+      (void)!::write(2, msg, sizeof msg - 1);
+      return 2;
+    }
+    in_guest = false;
+    channel = ::fcntl(0, F_DUPFD_CLOEXEC, 3);
+    channel_out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
+  } else {
+    mount_basics();
+    make_channel_raw();
+  }
+  write_all(channel_out, kAgentMarker);
   send(frame_type::ready);
 
   frame_reader in;
@@ -320,9 +350,15 @@ int main() {
   if (f.type != frame_type::request) fatal("expected the request frame first");
   auto request = decode_request(f.payload);
   if (!request) fatal(request.error().message);
+  if (!in_guest) {
+    // Outside a VM the guest's /work does not exist: the stand-in runs where it was started.
+    char here[4096];
+    if (!::getcwd(here, sizeof here)) fatal(errno_text("getcwd"));
+    request->cwd = here;
+  }
   write_files(*request);
 
-  auto job = guest_cgroup::create("/sys/fs/cgroup", *request);
+  auto job = in_guest ? guest_cgroup::create("/sys/fs/cgroup", *request) : expected<guest_cgroup>(guest_cgroup{});
   if (!job) fatal(job.error().message);
   auto result = supervise(*request, *job, in);
   send(frame_type::exit, encode_exit(result));

@@ -59,9 +59,12 @@ expected<guest_cgroup> guest_cgroup::create(const std::string& root, const guest
   return g;
 }
 
-void guest_cgroup::kill_all() const { write_text(dir_ + "/cgroup.kill", "1"); }
+void guest_cgroup::kill_all() const {
+  if (!dir_.empty()) write_text(dir_ + "/cgroup.kill", "1");
+}
 
 void guest_cgroup::signal_all(int sig) const {
+  if (dir_.empty()) return;
   auto procs = read_text(procs_);
   std::size_t pos = 0;
   while (pos < procs.size()) {
@@ -74,6 +77,7 @@ void guest_cgroup::signal_all(int sig) const {
 }
 
 long guest_cgroup::oom_kills() const {
+  if (dir_.empty()) return 0;
   auto events = read_text(dir_ + "/memory.events");
   auto at = events.find("oom_kill ");
   return at == std::string::npos ? 0 : std::strtol(events.c_str() + at + 9, nullptr, 10);

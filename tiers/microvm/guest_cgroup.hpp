@@ -13,6 +13,7 @@ namespace corral {
 
 class guest_cgroup {
 public:
+  // A default-constructed one is no cgroup: nothing to join, kill or read.
   static expected<guest_cgroup> create(const std::string& root, const guest_request& request);
   const std::string& procs_file() const { return procs_; }
   void kill_all() const;            // cgroup.kill: SIGKILL to every member, atomically
