@@ -109,10 +109,10 @@ std::vector<std::string> vmm_argv(const vm_options& o) {
           // microvm: no PCI, no firmware ROMs, no legacy devices but the one serial port.
           "-M", "microvm,x-option-roms=off,isa-serial=on,rtc=off",
           "-enable-kvm",
-          // host minus three features the host CPU model offers but KVM may not virtualize
-          // (nested or software KVM: ARCH_CAPABILITIES cannot be set, cmpxchg16b and xsave
-          // are not emulated); the guest kernel has fallbacks for all three.
-          "-cpu", "host,-arch-capabilities,-cx16,-xsave",
+          // host minus two features a nested or software KVM may not virtualize
+          // (ARCH_CAPABILITIES cannot be set; cmpxchg16b is not emulated); the guest
+          // kernel has a fallback for both.
+          "-cpu", "host,-arch-capabilities,-cx16",
           "-m", std::to_string(o.vm_memory_mib),
           "-smp", std::to_string(o.vcpus),
           "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
