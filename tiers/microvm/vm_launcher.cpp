@@ -97,8 +97,9 @@ pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_g
 
 [[noreturn]] void report_exit(const guest_exit& e, const vm_options& o) {
   if (e.timed_out) finish(kTimedOut, "the guest agent ended the program at its timeout");
-  if (e.oom_killed && e.signaled && e.code == SIGKILL)
-    ::dprintf(2, "corral-microvm: out of memory: the guest's OOM killer ended the program (memory limit %llu bytes)\n",
+  if (e.oom_killed)
+    ::dprintf(2, "corral-microvm: out of memory: the guest's OOM killer ended the program or one of its "
+                 "processes (memory limit %llu bytes)\n",
               static_cast<unsigned long long>(o.request.memory_bytes));
   if (!e.signaled) finish(e.code & 0xff);
   if (vmm_pid > 0) {
