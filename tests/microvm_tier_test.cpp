@@ -113,7 +113,8 @@ struct launched {
 launched run_launcher(const std::vector<std::string>& args, const std::string& cwd, const std::string& input = "") {
   temp_dir io;
   std::ofstream(io / "in") << input;
-  std::string cmd = "cd '" + cwd + "' && exec '" CORRAL_TEST_MICROVM "'";
+  // The launcher's environment is the guest's: only what the test gives it.
+  std::string cmd = "cd '" + cwd + "' && exec env -i GREETING=hello '" CORRAL_TEST_MICROVM "'";
   for (auto& a : args) cmd += " '" + a + "'";
   cmd += " <'" + io / "in" + "' >'" + io / "out" + "' 2>'" + io / "err" + "'";
   launched r;
@@ -135,7 +136,6 @@ std::vector<std::string> launcher_args(const std::string& vmm, std::vector<std::
   o.request.argv = std::move(argv);
   o.request.cwd = "/work";
   o.request.timeout_ms = guest_timeout_ms;
-  o.request.envp = {"GREETING=hello"};
   return to_launcher_args(o);
 }
 
@@ -263,6 +263,16 @@ TEST_CASE("the launcher and the guest agent carry a whole execution", "[microvm]
     CHECK(WEXITSTATUS(r.status) == 7);
     CHECK(r.out == "line from stdin\nhello\nfrom-the-scratch-file\n");
     CHECK(r.err == "to-stderr\n");
+  }
+  SECTION("the request's environment reaches the program, never the VMM on the host") {
+    auto envfile = dir / "vmm-env";
+    auto spy = script(dir, "qemu-system-x86_64", "env > '" + envfile + "'\nexec '" CORRAL_TEST_MICROVM_AGENT "' --channel-stdio");
+    auto r = run_launcher(launcher_args(spy, {"/bin/sh", "-c", "echo $GREETING"}), work.path());
+    CHECK(r.out == "hello\n");
+    std::ifstream f(envfile);
+    std::string vmm_env(std::istreambuf_iterator<char>(f), {});
+    CHECK(vmm_env.find("PATH=") != std::string::npos);  // the spy really ran
+    CHECK(vmm_env.find("GREETING") == std::string::npos);
   }
   SECTION("binary output passes byte for byte") {
     auto r = run_launcher(launcher_args(vmm, {"/bin/sh", "-c", "head -c 300000 /dev/urandom | tee out.bin"}), work.path());
@@ -444,7 +454,6 @@ std::vector<std::string> tcg_args(const std::string& vmm, std::vector<std::strin
   o.request = std::move(limits);
   o.request.argv = std::move(argv);
   o.request.cwd = "/work";
-  o.request.envp = {"GREETING=hello"};
   if (!o.request.timeout_ms) o.request.timeout_ms = 120'000;
   return to_launcher_args(o);
 }

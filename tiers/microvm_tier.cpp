@@ -144,7 +144,6 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   o.files_from = request.scratch_dir;
   guest_request& g = o.request;
   g.argv = request.argv;  // resolved inside the guest: its filesystem is not the host's
-  g.envp = to_envp(request.env);
   g.cwd = kGuestWorkDir;
   g.timeout_ms = static_cast<std::uint64_t>(lim.timeout.count());
   g.memory_bytes = lim.memory_bytes.value_or(0);
@@ -161,6 +160,7 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   s.argv = {launcher_path_};
   auto args = to_launcher_args(o);
   s.argv.insert(s.argv.end(), args.begin(), args.end());
+  s.envp = to_envp(request.env);  // the launcher hands its environment to the guest
   s.cwd = request.scratch_dir;
   s.kill_grace_ms = g.kill_grace_ms;
   plan.isolation = "microvm: QEMU microvm on KVM (" + std::to_string(o.vm_memory_mib) + " MiB, " +

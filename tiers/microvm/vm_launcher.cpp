@@ -82,7 +82,11 @@ pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_g
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
-    ::execv(args[0], args.data());
+    // QEMU runs on the host: it must never see the program's environment (LD_PRELOAD from
+    // a request would load into the VMM), only a fixed PATH.
+    char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
+    char* env[] = {path, nullptr};
+    ::execve(args[0], args.data(), env);
     std::string msg = "corral-microvm: cannot run the VMM " + argv[0] + ": " + std::strerror(errno) + "\n";
     (void)!::write(2, msg.data(), msg.size());
     ::_exit(kRefused);
@@ -119,6 +123,7 @@ int main(int argc, char** argv) {
   auto parsed = parse_vm_options(std::vector<std::string>(argv + 1, argv + argc));
   if (!parsed) finish(kRefused, parsed.error().message);
   vm_options& o = *parsed;
+  for (char** e = environ; *e; ++e) o.request.envp.push_back(*e);  // the guest's whole environment
   if (auto files = read_scratch_files(o.files_from); !files) finish(kRefused, files.error().message);
   else o.request.files = std::move(*files);
 

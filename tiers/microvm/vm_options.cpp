@@ -53,7 +53,6 @@ std::vector<std::string> to_launcher_args(const vm_options& o) {
                                 "--kill-grace-ms", std::to_string(r.kill_grace_ms),
                                 "--cwd", r.cwd};
   if (!o.files_from.empty()) a.insert(a.end(), {"--files-from", o.files_from});
-  for (auto& e : r.envp) a.insert(a.end(), {"--env", e});
   a.push_back("--");
   a.insert(a.end(), r.argv.begin(), r.argv.end());
   return a;
@@ -79,7 +78,6 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
     else if (flag == "--initrd") o.initrd = v;
     else if (flag == "--files-from") o.files_from = v;
     else if (flag == "--cwd") r.cwd = v;
-    else if (flag == "--env") r.envp.push_back(v);
     else if (flag == "--vm-memory-mib") ok = num(o.vm_memory_mib);
     else if (flag == "--vcpus") ok = num(o.vcpus);
     else if (flag == "--timeout-ms") ok = num(o.timeout_ms);

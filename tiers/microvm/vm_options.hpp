@@ -1,5 +1,7 @@
 // What corral-microvm is told on its command line: the VM to build (VMM, kernel,
-// initramfs, RAM, vCPUs), the outside deadline, and the guest request. The microvm tier
+// initramfs, RAM, vCPUs), the outside deadline, and the guest request but its environment:
+// that is the launcher's own environment (readable by its owner only, where a command
+// line is readable by every user, and an environment may hold secrets). The microvm tier
 // writes it with to_launcher_args, the launcher reads it with parse_vm_options; one file
 // holds both directions so they cannot drift apart.
 #pragma once
