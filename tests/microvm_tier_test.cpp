@@ -197,3 +197,27 @@ TEST_CASE("a real micro-VM runs a program and reports how it ended", "[microvm][
     CHECK(r->err.data.find("out of memory") != std::string::npos);
   }
 }
+
+TEST_CASE("the launcher's command line round-trips and refuses what it does not know", "[microvm][protocol]") {
+  vm_options o;
+  o.vmm = "/usr/bin/qemu-system-x86_64";
+  o.kernel = "/img/vmlinux";
+  o.initrd = "/img/initramfs.cpio";
+  o.vm_memory_mib = vm_memory_for(64 * kMiB);
+  o.vcpus = 2;
+  o.timeout_ms = 5000;
+  o.request.argv = {"/bin/sh", "-c", "echo --vmm"};  // after --, flags are the program's
+  o.request.cwd = "/work";
+  o.request.memory_bytes = 64 * kMiB;
+  o.request.cpu_millicores = 1500;
+  auto back = parse_vm_options(to_launcher_args(o));
+  REQUIRE(back);
+  CHECK(back->request.argv == o.request.argv);
+  CHECK(back->vm_memory_mib == 160);  // the limit plus the guest's own 96 MiB
+  CHECK(back->request.cpu_millicores == 1500);
+  CHECK(back->request.envp.empty());  // the environment never rides on the command line
+  CHECK_FALSE(parse_vm_options({"--bogus", "1", "--", "/bin/true"}));
+  CHECK_FALSE(parse_vm_options({"--vmm", "relative/qemu", "--kernel", "/k", "--initrd", "/i", "--cwd", "/w", "--", "x"}));
+  CHECK_FALSE(parse_vm_options({"--vmm", "/q", "--kernel", "/k", "--initrd", "/i", "--cwd", "/w"}));  // no program
+  CHECK_FALSE(parse_vm_options({"--vmm", "/q", "--kernel", "/k", "--initrd", "/i", "--cwd", "/w", "--pids", "x1", "--", "x"}));
+}

@@ -1,5 +1,6 @@
 #include "tiers/microvm/vm_options.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -64,6 +65,11 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
   std::size_t i = 0;
   for (; i < args.size() && args[i] != "--"; i += 2) {
     const std::string& flag = args[i];
+    static const char* const known[] = {"--vmm", "--kernel", "--initrd", "--files-from", "--cwd",
+                                        "--vm-memory-mib", "--vcpus", "--timeout-ms", "--guest-timeout-ms",
+                                        "--memory", "--pids", "--cpu-millicores", "--kill-grace-ms"};
+    if (std::find(std::begin(known), std::end(known), flag) == std::end(known))
+      return make_failure(failure_kind::invalid_request, "unknown option " + flag);
     if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, flag + " needs a value");
     const std::string& v = args[i + 1];
     auto num = [&](auto& field) -> bool {
