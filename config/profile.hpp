@@ -44,7 +44,8 @@ struct container_settings {
 struct microvm_settings {
   std::string kernel;              // absolute path to the guest kernel image
   std::string rootfs;              // absolute path to the guest root filesystem image
-  std::string vmm = "firecracker"; // the VMM binary, on PATH unless it contains a slash
+  std::string vmm = "qemu-system-x86_64"; // the VMM binary, on PATH unless it contains a slash
+  std::string launcher;  // corral-microvm; empty: beside the program, then installed (not a TOML key)
 };
 
 struct profile {

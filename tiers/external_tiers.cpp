@@ -2,6 +2,7 @@
 
 #include "tiers/container_tier.hpp"
 #include "tiers/gvisor_tier.hpp"
+#include "tiers/microvm_tier.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,32 +29,6 @@ std::string probe_failure(const std::string& what, const std::vector<std::string
 }
 
 namespace {
-
-std::string not_launched(const std::string& tier, const std::string& found) {
-  return found + ", but corral cannot launch executions through the " + tier +
-         " tier yet; choose the landlock tier";
-}
-
-class microvm_tier : public external_tier {
-public:
-  microvm_tier(microvm_settings s, std::chrono::milliseconds d) : external_tier("microvm", d), s_(std::move(s)) {}
-
-protected:
-  tier_status preflight(std::chrono::milliseconds) const override {
-    if (::access("/dev/kvm", R_OK | W_OK) != 0)
-      return {false, "/dev/kvm is missing or not accessible to this user; enable KVM or add the user to group kvm"};
-    auto bin = find_on_path(s_.vmm);
-    if (bin.empty())
-      return {false, "the VMM '" + s_.vmm + "' was not found; install firecracker or qemu-system-x86, "
-                     "or set [sandbox.microvm] vmm"};
-    if (s_.kernel.empty() || s_.rootfs.empty())
-      return {false, "no guest image: set [sandbox.microvm] kernel and rootfs"};
-    return {false, not_launched("microvm", "KVM and " + bin + " are present")};
-  }
-
-private:
-  microvm_settings s_;
-};
 
 class e2b_tier : public external_tier {
 public:
@@ -97,7 +72,7 @@ void add_external_tiers(tier_registry& registry, const profile& prof, const kern
                         std::chrono::milliseconds deadline) {
   registry.add(std::make_shared<gvisor_tier>(prof, features, deadline));
   registry.add(std::make_shared<container_tier>(prof, deadline));
-  registry.add(std::make_shared<microvm_tier>(prof.microvm, deadline));
+  registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline));
   registry.add(std::make_shared<e2b_tier>(deadline));
 }
 

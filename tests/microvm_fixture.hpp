@@ -1,0 +1,137 @@
+// Helpers shared by the microvm tests: stand-in VMM scripts, the launcher run as a
+// child with its exit status, and the skip reasons of the cases that need KVM or the image.
+#pragma once
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "runtime_fixture.hpp"
+#include "tiers/microvm/vm_options.hpp"
+#include "tiers/microvm_tier.hpp"
+
+namespace corral::testing::microvm {
+
+using namespace std::chrono_literals;
+
+inline std::string script(const temp_dir& dir, const std::string& name, const std::string& body) {
+  auto path = dir / name;
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+inline long read_pid(const std::string& path) {
+  long pid = 0;
+  std::ifstream(path) >> pid;
+  return pid;
+}
+
+inline bool gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0; }
+
+// Bounded: a process the test expects to vanish gets a few seconds, not forever.
+inline bool gone_soon(long pid) {
+  for (int i = 0; i < 500 && !gone(pid); ++i) std::this_thread::sleep_for(10ms);
+  return gone(pid);
+}
+
+inline std::string kvm_skip_reason() {
+  if (::access("/dev/kvm", R_OK | W_OK) != 0) return "/dev/kvm is not accessible";
+  return "";
+}
+
+inline microvm_settings settings_with(const std::string& vmm, const temp_dir& dir) {
+  microvm_settings s;
+  s.vmm = vmm;
+  s.kernel = dir / "vmlinux";
+  s.rootfs = dir / "initramfs.cpio";
+  std::ofstream(s.kernel) << "k";
+  std::ofstream(s.rootfs) << "r";
+  s.launcher = CORRAL_TEST_MICROVM;
+  return s;
+}
+
+// A stand-in VMM: answers the machine probe like QEMU, and "boots" by running the real
+// agent on this host over stdin/stdout. Everything but the VM itself is real.
+inline std::string stand_in_vmm(const temp_dir& dir) {
+  return script(dir, "qemu-system-x86_64",
+                "case \"$*\" in *'-machine help'*) echo 'microvm  microvm (i386)'; exit 0;; esac\n"
+                "exec '" CORRAL_TEST_MICROVM_AGENT "' --channel-stdio");
+}
+
+// The profile for executions in a real micro-VM, from the image scripts/build-microvm-image
+// wrote into the build tree.
+inline profile vm_profile() {
+  profile p;
+  p.tier = "microvm";
+  p.microvm.kernel = std::string(CORRAL_TEST_MICROVM_IMAGE) + "/vmlinux";
+  p.microvm.rootfs = std::string(CORRAL_TEST_MICROVM_IMAGE) + "/initramfs.cpio";
+  p.microvm.launcher = CORRAL_TEST_MICROVM;
+  p.limit.timeout = std::chrono::milliseconds(60'000);
+  return p;
+}
+
+// Empty when a real micro-VM can run here; otherwise why not (the tier's own preflight,
+// which boots the guest once).
+inline std::string vm_skip_reason() {
+  if (auto why = kvm_skip_reason(); !why.empty()) return why;
+  auto p = vm_profile();
+  struct stat st {};
+  if (::stat(p.microvm.kernel.c_str(), &st) != 0)
+    return "no guest image in " CORRAL_TEST_MICROVM_IMAGE " (run scripts/build-microvm-image)";
+  auto status = microvm_tier(p.microvm, p.microvm.launcher, 3000ms).available();
+  return status.available ? "" : status.reason;
+}
+
+#define VM_CASE_OR_SKIP()                       \
+  do {                                          \
+    static const auto why = vm_skip_reason();   \
+    if (!why.empty()) {                         \
+      WARN("skipped: " << why);                 \
+      return;                                   \
+    }                                           \
+  } while (0)
+
+
+
+// Runs the launcher with `args`, stdin from `input`; returns the wait status.
+struct launched {
+  int status = 0;
+  std::string out, err;
+};
+
+inline launched run_launcher(const std::vector<std::string>& args, const std::string& cwd, const std::string& input = "") {
+  temp_dir io;
+  std::ofstream(io / "in") << input;
+  // The launcher's environment is the guest's: only what the test gives it.
+  std::string cmd = "cd '" + cwd + "' && exec env -i GREETING=hello '" CORRAL_TEST_MICROVM "'";
+  for (auto& a : args) cmd += " '" + a + "'";
+  cmd += " <'" + io / "in" + "' >'" + io / "out" + "' 2>'" + io / "err" + "'";
+  launched r;
+  r.status = std::system(cmd.c_str());
+  std::ifstream o(io / "out"), e(io / "err");
+  r.out.assign(std::istreambuf_iterator<char>(o), {});
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+// The options the tier would write, pointed at a stand-in VMM.
+inline std::vector<std::string> launcher_args(const std::string& vmm, std::vector<std::string> argv,
+                                       std::uint64_t timeout_ms = 20'000, std::uint64_t guest_timeout_ms = 10'000) {
+  vm_options o;
+  o.vmm = vmm;
+  o.kernel = "/nonexistent/vmlinux";  // the stand-in boots nothing
+  o.initrd = "/nonexistent/initramfs.cpio";
+  o.timeout_ms = timeout_ms;
+  o.request.argv = std::move(argv);
+  o.request.cwd = "/work";
+  o.request.timeout_ms = guest_timeout_ms;
+  return to_launcher_args(o);
+}
+
+
+} // namespace corral::testing::microvm

@@ -1,0 +1,92 @@
+// The wire protocol between corral-microvm (the host-side launcher) and the guest agent
+// (the VM's /init), carried over the guest's first serial port.
+//
+// The serial line is a plain byte stream, so everything is framed: one type byte, a
+// little-endian u32 payload length, the payload. Before its first frame the agent writes
+// kAgentMarker once, so the launcher can skip whatever the firmware or kernel printed on
+// the port before the agent took it over.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/failure.hpp"
+
+namespace corral {
+
+inline constexpr char kAgentMarker[] = "\n#corral-agent-v1#\n";
+// A frame's payload is at most this: big enough for a request with a large environment,
+// small enough that a corrupt length cannot make either side allocate without bound.
+inline constexpr std::uint32_t kMaxFramePayload = 16u << 20;
+// Output and stdin travel in chunks of at most this many bytes.
+inline constexpr std::size_t kChunkBytes = 4096;
+
+enum class frame_type : std::uint8_t {
+  // guest -> host
+  ready = 'R',   // the agent is up and waits for the request
+  out = 'O',     // a chunk of the program's stdout
+  err = 'E',     // a chunk of the program's stderr
+  exit = 'X',    // the program ended (payload: guest_exit); nothing follows
+  fatal = 'F',   // the agent could not run the program (payload: the reason)
+  // host -> guest
+  request = 'Q',    // what to run (payload: guest_request)
+  input = 'I',      // a chunk of stdin
+  input_end = 'Z',  // stdin reached EOF
+};
+
+struct frame {
+  frame_type type = frame_type::fatal;
+  std::string payload;
+};
+
+// A file of the execution's scratch dir, recreated in the guest's working directory
+// (the source file of a --code or --file request).
+struct guest_file {
+  std::string name;  // a plain name, no slash
+  std::uint32_t mode = 0644;
+  std::string content;
+};
+
+// What the guest runs. Limits of 0 mean "not set".
+struct guest_request {
+  std::vector<std::string> argv;  // argv[0] is the program's path inside the guest
+  std::vector<std::string> envp;  // KEY=value, the program's whole environment
+  std::string cwd;
+  std::uint64_t timeout_ms = 0;       // the agent kills the program at this deadline
+  std::uint64_t memory_bytes = 0;     // the guest cgroup's memory.max
+  std::uint64_t pids = 0;             // the guest cgroup's pids.max
+  std::uint64_t cpu_millicores = 0;   // the guest cgroup's cpu.max quota per 100 ms period
+  std::uint32_t kill_grace_ms = 200;  // SIGTERM, then SIGKILL after this
+  std::vector<guest_file> files;
+};
+
+struct guest_exit {
+  bool signaled = false;
+  std::int32_t code = 0;  // the exit status, or the signal when signaled
+  bool timed_out = false;
+  bool oom_killed = false;  // the guest cgroup saw an OOM kill
+};
+
+std::string encode_frame(frame_type type, const std::string& payload);
+
+// Accumulates bytes from the channel and hands out complete frames.
+class frame_reader {
+public:
+  void feed(const char* data, std::size_t size) { buffer_.append(data, size); }
+  // The next complete frame, nothing when more bytes are needed, or a failure when the
+  // stream cannot be a frame (a length over the bound, an unknown type).
+  expected<std::optional<frame>> next();
+  std::size_t buffered() const { return buffer_.size(); }
+
+private:
+  std::string buffer_;
+};
+
+std::string encode_request(const guest_request& request);
+expected<guest_request> decode_request(const std::string& payload);
+std::string encode_exit(const guest_exit& exit);
+expected<guest_exit> decode_exit(const std::string& payload);
+
+} // namespace corral

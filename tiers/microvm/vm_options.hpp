@@ -1,0 +1,44 @@
+// What corral-microvm is told on its command line: the VM to build (VMM, kernel,
+// initramfs, RAM, vCPUs), the outside deadline, and the guest request but its environment:
+// that is the launcher's own environment (readable by its owner only, where a command
+// line is readable by every user, and an environment may hold secrets). The microvm tier
+// writes it with to_launcher_args, the launcher reads it with parse_vm_options; one file
+// holds both directions so they cannot drift apart.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/failure.hpp"
+#include "tiers/microvm/guest_protocol.hpp"
+
+namespace corral {
+
+struct vm_options {
+  std::string vmm;     // qemu-system-x86_64, absolute
+  std::string kernel;  // an uncompressed vmlinux with a PVH entry point
+  std::string initrd;  // the cpio with the agent as /init
+  std::uint64_t vm_memory_mib = 256;
+  std::uint32_t vcpus = 1;
+  std::uint64_t timeout_ms = 0;  // the whole VM's life, boot included; 0: none
+  std::string files_from;        // host dir whose regular files are copied to the guest's cwd
+  guest_request request;
+};
+
+std::vector<std::string> to_launcher_args(const vm_options& options);
+expected<vm_options> parse_vm_options(const std::vector<std::string>& args);
+
+// The VMM's argv: QEMU's microvm machine, KVM, no NIC or any other device but the serial
+// port carrying the agent channel on QEMU's stdin/stdout.
+std::vector<std::string> vmm_argv(const vm_options& options);
+
+// The regular files directly in `dir` (an execution's scratch dir), bounded in number and
+// size; empty `dir`: none.
+expected<std::vector<guest_file>> read_scratch_files(const std::string& dir);
+
+// Guest RAM for a program memory limit: the limit plus what the guest kernel and agent
+// need themselves, never below a floor the kernel boots in.
+std::uint64_t vm_memory_for(std::uint64_t program_memory_bytes);
+
+} // namespace corral
