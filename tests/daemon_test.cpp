@@ -123,7 +123,9 @@ struct daemon_process {
   pid_t pid = -1;
 
   explicit daemon_process(std::vector<std::string> extra = {}) { start(extra); }
-  ~daemon_process() { stop(SIGKILL); }
+  // SIGTERM first: a daemon that shuts down finishes its leases, while a SIGKILLed one
+  // leaves its cgroups for a sweep that never comes once this temp state dir is removed.
+  ~daemon_process() { stop_gracefully(); }
 
   void start(std::vector<std::string> extra = {}) {
     std::vector<std::string> args{CORRAL_TEST_CLI, "serve", "--socket", socket, "--state-dir", dir / "state"};
@@ -144,6 +146,20 @@ struct daemon_process {
       if (fd >= 0) ::close(fd);
       return fd >= 0;
     }, 10s));
+  }
+  void stop_gracefully() {
+    if (pid <= 0) return;
+    ::kill(pid, SIGTERM);
+    auto until = std::chrono::steady_clock::now() + 15s;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < until) {
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        pid = -1;
+        return;
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    stop(SIGKILL);
   }
   int stop(int sig) {
     if (pid <= 0) return -1;
