@@ -19,6 +19,7 @@
 #include "actors/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "config/protected_paths.hpp"
+#include "tiers/cgroup_tree.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/lease_record.hpp"
 
@@ -111,16 +112,21 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   if (!dir) return dir.error();
   p->state_dir = *dir;
   // A crashed earlier run may have left cgroups with processes in them: kill and remove
-  // them before anything new starts.
-  auto swept = sweep_leases(p->state_dir + "/leases");
-  if (swept.swept > 0 || swept.refused > 0)
-    spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs)", swept.swept,
-                 swept.refused);
+  // them before anything new starts. A run whose state dir went too (a SIGKILLed daemon
+  // with a temporary one) left cgroups no record names: those are removed once old and
+  // empty, which no live lease is.
+  p->features = detect_kernel_features();
+  sweep_options sweep;
+  if (auto layout = find_cgroup_layout(p->features)) sweep.orphan_parents = corral_parents(*layout);
+  auto swept = sweep_leases(p->state_dir + "/leases", sweep);
+  if (swept.swept > 0 || swept.refused > 0 || swept.orphans_removed > 0)
+    spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs) and {} empty "
+                 "cgroup(s) no record named",
+                 swept.swept, swept.refused, swept.orphans_removed);
 
   // The state dir holds lease records and scratch dirs: no root may expose it.
   if (auto s = check_protected(options.prof, {p->state_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
-  p->features = detect_kernel_features();
   p->registry = build_default_tiers(*p->prof, p->features);
 
   p->io = std::make_unique<io_loop>();

@@ -80,7 +80,7 @@ std::string fresh_id() {
   return "test-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
 }
 
-// Forks a child that writes its pid into every file of `procs` (as the exec helper does)
+// Forks a child that moves itself into every join file of `procs` (as the exec helper does)
 // and then runs `script` with /bin/sh. Only async-signal-safe calls after the fork.
 pid_t spawn_in(const std::vector<std::string>& procs, const std::string& script) {
   std::vector<const char*> files;
@@ -609,6 +609,38 @@ TEST_CASE("sweep_leases kills and removes what a crashed run left", "[cgroup]") 
   CHECK_FALSE(exists(lease_record_path(leases.path(), id)));
   CHECK_FALSE(exists(leases / "other.lease.tmp"));
   CHECK_FALSE(exists(leases / "torn.lease"));
+}
+
+TEST_CASE("a runtime's start removes old, empty cgroups no record names, and nothing else", "[cgroup]") {
+  CGROUP_CASE_OR_SKIP();
+  auto layout = find_cgroup_layout(cgroup_features());
+  REQUIRE(layout);
+  // What a SIGKILLed runtime leaves when its state dir (and so its records) is gone too.
+  auto make = [&](const std::string& id) {
+    auto set = cgroup_set::plan(*layout, id);
+    REQUIRE(set);
+    REQUIRE(set->create({}));
+    return std::move(*set);
+  };
+  auto age = [](const cgroup_set& set) {
+    for (const auto& d : set.dirs()) {
+      timespec old[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+      REQUIRE(::utimensat(AT_FDCWD, d.c_str(), old, 0) == 0);
+    }
+  };
+  auto orphan = make(fresh_id()), young = make(fresh_id()), busy = make(fresh_id());
+  set_guard g1{&orphan, "", ""}, g2{&young, "", ""}, g3{&busy, "", ""};
+  age(orphan);
+  age(busy);
+  child_guard member{spawn_in(busy.join_files(), "exec sleep 60")};
+  REQUIRE(wait_until([&] { return !busy.empty(); }, 5s));
+
+  test_runtime t;  // starting it is the sweep
+
+  CHECK(none_exist(orphan.dirs()));
+  for (const auto& d : young.dirs()) CHECK(exists(d));  // could be a lease being set up
+  for (const auto& d : busy.dirs()) CHECK(exists(d));   // has a process: never removed
+  CHECK(alive(member.pid));
 }
 
 TEST_CASE("a tampered lease record pointing outside cgroupfs is refused and nothing is touched", "[cgroup]") {

@@ -25,8 +25,8 @@ expected<std::vector<std::string>> read_lease_record(const std::string& path);
 status remove_lease_record(const std::string& leases_dir, const std::string& exec_id);
 
 struct sweep_options {
-  // `<base>/corral` dirs (corral_parents()) whose record-less, empty children are removed.
-  // Off by default: another runtime with its own state dir may own them.
+  // `<base>/corral` dirs (corral_parents()) whose record-less, empty children older than
+  // `orphan_min_age` are removed: another runtime's live lease is never empty that long.
   std::vector<std::string> orphan_parents;
   // Only orphans older than this: a live lease creates its dir just after its record.
   std::chrono::seconds orphan_min_age{600};
