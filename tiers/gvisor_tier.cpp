@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tiers/oci_bundle.hpp"
+#include "tiers/leased_limits.hpp"
 #include "tiers/system_view.hpp"
 
 namespace corral {
@@ -22,17 +23,6 @@ constexpr const char* kProbeToken = "corral-gvisor-preflight";
 // What runsc itself gets: it needs nothing of the caller's environment.
 constexpr const char* kRunscPath = "PATH=/usr/sbin:/usr/bin:/sbin:/bin";
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
-std::string base_name(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 } // namespace
 
 gvisor_tier::gvisor_tier(const profile& prof, const kernel_features& features, std::chrono::milliseconds deadline)
@@ -44,11 +34,6 @@ gvisor_tier::gvisor_tier(const profile& prof, const kernel_features& features, s
       features_(features) {}
 
 std::string gvisor_tier::private_dir(const std::string& scratch_dir) { return scratch_dir + ".gvisor"; }
-
-bool gvisor_tier::has_controller(const std::string& name) const {
-  auto& c = features_.cgroup_controllers;
-  return std::find(c.begin(), c.end(), name) != c.end();
-}
 
 tier_status gvisor_tier::preflight(std::chrono::milliseconds deadline) const {
   auto until = clock_type::now() + deadline;
@@ -88,17 +73,7 @@ tier_status gvisor_tier::preflight(std::chrono::milliseconds deadline) const {
 }
 
 tier_capabilities gvisor_tier::capabilities() const {
-  tier_capabilities c;
-  bool up = available().available;
-  c.timeout = up;
-  c.memory = up && has_controller("memory");
-  c.pids = up && has_controller("pids");
-  c.cpu = up && has_controller("cpu");
-  c.network_isolation = up && network_ == network_mode::none;
-  c.filesystem_read_isolation = up;
-  c.filesystem_write_isolation = up;
-  c.environment_isolation = up;
-  return c;
+  return leased_capabilities(available().available, features_, network_);
 }
 
 expected<launch_plan> gvisor_tier::plan(const launch_request& request, const lease_grant& grant) const {
@@ -147,18 +122,17 @@ expected<launch_plan> gvisor_tier::plan(const launch_request& request, const lea
   for (auto& r : output_roots_) b.mounts.push_back({oci_mount::kind::rw_bind, r.host_path, r.virtual_path, 0});
   b.mounts.push_back({oci_mount::kind::rw_bind, request.scratch_dir, kWorkDir, 0});
 
+  if (::chown(request.scratch_dir.c_str(), kNobody, kNobody) < 0)
+    return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
   auto dir = private_dir(request.scratch_dir);
   auto bundle = dir + "/bundle";
   auto state = dir + "/state";
-  if (::mkdir(dir.c_str(), 0700) < 0 || ::mkdir(state.c_str(), 0700) < 0)
-    return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
-  if (auto s = write_oci_bundle(bundle, b); !s) {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-    return s.error();
-  }
-  if (::chown(request.scratch_dir.c_str(), kNobody, kNobody) < 0)
-    return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
+  auto filled = make_private_dir(dir, [&]() -> status {
+    if (::mkdir(state.c_str(), 0700) < 0)
+      return make_failure(failure_kind::internal, "mkdir " + state + ": " + std::strerror(errno));
+    return write_oci_bundle(bundle, b);
+  });
+  if (!filled) return filled.error();
 
   // The scratch dir's name is unique per execution: it names the sandbox too.
   auto id = base_name(request.scratch_dir);
@@ -176,21 +150,13 @@ expected<launch_plan> gvisor_tier::plan(const launch_request& request, const lea
   s.cgroup_procs = grant.cgroup_procs;
   s.cleanup = {{runsc, "--root", state, "delete", "--force", id}, {*rm, "-rf", "--one-file-system", "--", dir}};
 
-  std::vector<std::string> limits_held;
-  auto want = [&](bool asked, const char* controller, const char* name) {
-    if (!asked) return;
-    if (has_controller(controller)) limits_held.push_back(name);
-    else plan.not_enforced.push_back(std::string(name) + "_limit");
-  };
-  want(request.effective.memory_bytes.has_value(), "memory", "memory");
-  want(request.effective.pids.has_value(), "pids", "pids");
-  want(request.effective.cpu_cores.has_value(), "cpu", "cpu");
+  auto held = held_limits(request.effective, features_, plan.not_enforced);
   if (!b.network_namespace) plan.not_enforced.push_back("network_isolation");
   plan.isolation = "gvisor: runsc sandbox (platform " + (settings_.platform.empty() ? std::string("default") : settings_.platform) +
                    ")" + (b.network_namespace ? ", no network" : ", host network") +
                    ", read-only root with the granted roots, uid 65534 without capabilities; cgroup v" +
                    std::to_string(features_.cgroup_version) + " around the whole sandbox" +
-                   (limits_held.empty() ? "" : " (" + join(limits_held) + ")");
+                   held;
   return plan;
 }
 

@@ -35,7 +35,6 @@ protected:
   tier_status preflight(std::chrono::milliseconds deadline) const override;
 
 private:
-  bool has_controller(const std::string& name) const;
 
   gvisor_settings settings_;
   std::vector<root_grant> source_roots_;

@@ -1,5 +1,6 @@
 #include "tiers/landlock_tier.hpp"
 
+#include "tiers/leased_limits.hpp"
 #include "tiers/system_view.hpp"
 
 #include <algorithm>
@@ -14,12 +15,6 @@ namespace {
 constexpr std::uint64_t kTmpBytes = 512 * kMiB;
 constexpr std::uint32_t kNobody = 65534;
 
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
-
 } // namespace
 
 landlock_tier::landlock_tier(const profile& prof, const kernel_features& features)
@@ -28,11 +23,6 @@ landlock_tier::landlock_tier(const profile& prof, const kernel_features& feature
       network_(prof.network),
       settings_(prof.landlock),
       features_(features) {}
-
-bool landlock_tier::has_controller(const std::string& name) const {
-  auto& c = features_.cgroup_controllers;
-  return std::find(c.begin(), c.end(), name) != c.end();
-}
 
 tier_status landlock_tier::available() const {
   if (!features_.user_namespaces)
@@ -53,17 +43,7 @@ tier_status landlock_tier::available() const {
 }
 
 tier_capabilities landlock_tier::capabilities() const {
-  tier_capabilities c;
-  bool up = available().available;
-  c.timeout = up;
-  c.memory = up && has_controller("memory");
-  c.pids = up && has_controller("pids");
-  c.cpu = up && has_controller("cpu");
-  c.network_isolation = up && network_ == network_mode::none;
-  c.filesystem_read_isolation = up;
-  c.filesystem_write_isolation = up;
-  c.environment_isolation = up;
-  return c;
+  return leased_capabilities(available().available, features_, network_);
 }
 
 std::string landlock_tier::visible_path(const std::string& host_path) const {
@@ -147,22 +127,14 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   if (root && ::chown(request.scratch_dir.c_str(), kNobody, kNobody) < 0)
     return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
 
-  std::vector<std::string> limits_held;
-  auto want = [&](bool asked, const char* controller, const char* name) {
-    if (!asked) return;
-    if (has_controller(controller)) limits_held.push_back(name);
-    else plan.not_enforced.push_back(std::string(name) + "_limit");
-  };
-  want(request.effective.memory_bytes.has_value(), "memory", "memory");
-  want(request.effective.pids.has_value(), "pids", "pids");
-  want(request.effective.cpu_cores.has_value(), "cpu", "cpu");
+  auto held = held_limits(request.effective, features_, plan.not_enforced);
   if (s.share_network) plan.not_enforced.push_back("network_isolation");
   plan.isolation = "landlock: user, pid, mount, ipc, uts, cgroup" +
                    std::string(s.share_network ? "" : ", network") + " namespaces; Landlock ABI " +
                    std::to_string(features_.landlock_abi) + "; seccomp (" +
                    (s.seccomp_kill ? "kill" : "EPERM") + "); cgroup v" +
                    std::to_string(features_.cgroup_version) +
-                   (limits_held.empty() ? "" : " (" + join(limits_held) + ")");
+                   held;
   return plan;
 }
 

@@ -23,7 +23,6 @@ public:
   static constexpr const char* kWorkDir = "/work";
 
 private:
-  bool has_controller(const std::string& name) const;
   // The host path's location inside the view, or empty when the view does not show it.
   std::string visible_path(const std::string& host_path) const;
 
