@@ -21,11 +21,6 @@ constexpr std::uint64_t kTmpBytes = 512 * kMiB;
 constexpr const char* kNofile = "nofile=4096:4096";
 constexpr const char* kNproc = "nproc=4096:4096";
 
-std::string base_name(const std::string& path) {
-  auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // The CLI's own environment: never the request's (CONTAINERS_CONF, DOCKER_HOST and the
 // like would reconfigure the engine), only what a rootless engine needs to find its state.
 std::vector<std::string> engine_environment() {
@@ -154,17 +149,11 @@ expected<launch_plan> container_tier::plan(const launch_request& request, const 
   if (bin.empty() || !rm)
     return make_failure(failure_kind::tier_unavailable, "the engine CLI or rm vanished since the preflight");
 
-  auto dir = private_dir(request.scratch_dir);
-  if (::mkdir(dir.c_str(), 0700) < 0)
-    return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
-  auto env_file = dir + "/env";
-  if (auto s = write_env_file(env_file, request.env); !s) {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir, ignored);
-    return s.error();
-  }
   if (::geteuid() == 0 && ::chown(request.scratch_dir.c_str(), 65534, 65534) < 0)
     return make_failure(failure_kind::internal, "chown of the scratch dir " + request.scratch_dir + " failed");
+  auto dir = private_dir(request.scratch_dir);
+  auto env_file = dir + "/env";
+  if (auto s = make_private_dir(dir, [&] { return write_env_file(env_file, request.env); }); !s) return s.error();
 
   // The scratch dir's name is unique per execution: it names the container too.
   auto name = base_name(request.scratch_dir);

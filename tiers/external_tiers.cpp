@@ -4,6 +4,9 @@
 #include "tiers/gvisor_tier.hpp"
 #include "tiers/microvm_tier.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +29,22 @@ std::string probe_failure(const std::string& what, const std::vector<std::string
   if (r.exit_code != 0)
     return "`" + cmd + "` failed (exit " + std::to_string(r.exit_code) + "): " + first_line(r.output);
   return "";
+}
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+status make_private_dir(const std::string& dir, const std::function<status()>& fill) {
+  if (::mkdir(dir.c_str(), 0700) < 0)
+    return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
+  auto filled = fill();
+  if (!filled) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  return filled;
 }
 
 namespace {

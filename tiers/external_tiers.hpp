@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -48,6 +49,14 @@ private:
 std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
                           std::chrono::milliseconds deadline);
 std::string first_line(const std::string& text);
+
+// The last component of a path: the scratch dir's unique name also names the execution's
+// sandbox or container.
+std::string base_name(const std::string& path);
+
+// Creates `dir` (0700), the execution's files an external runtime reads from outside the
+// scratch dir, and runs `fill` to write them; on any failure nothing of it is left.
+status make_private_dir(const std::string& dir, const std::function<status()>& fill);
 
 // gvisor, container, microvm and e2b, configured from the profile's tables.
 void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
