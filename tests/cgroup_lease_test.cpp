@@ -39,8 +39,6 @@ using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-
 // A zombie has died; only its parent's wait is missing.
 bool alive(pid_t pid) {
   if (pid <= 0 || ::kill(pid, 0) != 0) return false;

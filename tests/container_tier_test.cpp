@@ -25,16 +25,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 long read_pid(const std::string& path) {
   long pid = 0;
   std::ifstream(path) >> pid;

@@ -20,6 +20,7 @@
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;
+using namespace corral::testing;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
@@ -40,32 +41,6 @@ int connect_to(const std::string& path) {
 }
 
 bool pid_alive(pid_t pid) { return ::kill(pid, 0) == 0; }
-
-// Pids whose argv contains `marker`, seen from the host's /proc.
-std::vector<pid_t> with_arg(const std::string& marker) {
-  std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
-  while (auto* e = ::readdir(d)) {
-    pid_t pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string arg;
-    while (std::getline(f, arg, '\0'))
-      if (arg == marker) out.push_back(pid);
-  }
-  ::closedir(d);
-  return out;
-}
-
-template <class F>
-bool eventually(F f, std::chrono::milliseconds bound = 5s) {
-  auto deadline = std::chrono::steady_clock::now() + bound;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
-}
 
 struct line_client {
   int fd = -1;

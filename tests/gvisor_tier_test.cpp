@@ -23,16 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::string gvisor_unavailable() {
   gvisor_tier t(profile{}, detect_kernel_features(), 5s);
   auto st = t.available();

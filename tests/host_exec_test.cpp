@@ -15,8 +15,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-
 long read_pid(const std::string& path) {
   std::ifstream in(path);
   long pid = 0;

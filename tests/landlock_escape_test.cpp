@@ -33,19 +33,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 void write_text(const std::string& path, const std::string& text, mode_t mode = 0644) {
   std::ofstream(path) << text;
   ::chmod(path.c_str(), mode);
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // The reason the landlock tier cannot run here, or empty.

@@ -25,35 +25,10 @@
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;
+using namespace corral::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-template <class F>
-bool eventually(F f, std::chrono::milliseconds bound = 10s) {
-  auto deadline = std::chrono::steady_clock::now() + bound;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (f()) return true;
-    std::this_thread::sleep_for(20ms);
-  }
-  return f();
-}
-
-// Pids whose argv holds `marker`, from the host's /proc.
-std::vector<pid_t> with_arg(const std::string& marker) {
-  std::vector<pid_t> out;
-  DIR* d = ::opendir("/proc");
-  while (auto* e = ::readdir(d)) {
-    pid_t pid = std::atoi(e->d_name);
-    if (pid <= 0) continue;
-    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string arg;
-    while (std::getline(f, arg, '\0'))
-      if (arg == marker) out.push_back(pid);
-  }
-  ::closedir(d);
-  return out;
-}
 
 // Waits for `pid` at most `bound`, then SIGKILLs and reaps it: a test never hangs on a child.
 int reap(pid_t pid, std::chrono::milliseconds bound = 20s) {
@@ -244,7 +219,7 @@ TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails
   auto in_flight_result = in_flight.get_future();
   (*pool)->exec_async(testing::program({"sleep", marker}),
                       [&in_flight](expected<placed_result> r) { in_flight.set_value(std::move(r)); });
-  REQUIRE(eventually([&] { return !with_arg(marker).empty(); }));
+  REQUIRE(eventually([&] { return !with_arg(marker).empty(); }, 10s));
   std::string victim_label;
   for (auto& s : (*pool)->status())
     if (s.in_flight == 1) victim_label = s.node;
@@ -274,7 +249,7 @@ TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails
   // The killed node's sandboxed child lives on in its cgroup until a runtime on the same
   // state dir sweeps its lease, as a restarted node would.
   victim.sweep();
-  CHECK(eventually([&] { return with_arg(marker).empty(); }));
+  CHECK(eventually([&] { return with_arg(marker).empty(); }, 10s));
   pool->reset();
   int status = survivor.stop(SIGTERM);
   CHECK(WIFEXITED(status));

@@ -4,10 +4,15 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <dirent.h>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -85,6 +90,45 @@ inline exec_request program(std::vector<std::string> argv) {
   r.language = "argv";
   r.argv = std::move(argv);
   return r;
+}
+
+// lstat: a dangling symlink exists too.
+inline bool exists(const std::string& path) {
+  struct stat st {};
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Polls `f` until it holds or `bound` has passed, then asks once more: every wait bounded.
+template <class F>
+bool eventually(F f, std::chrono::milliseconds bound = std::chrono::seconds(5)) {
+  auto deadline = std::chrono::steady_clock::now() + bound;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return f();
+}
+
+// Pids whose argv holds `marker` as one whole argument, seen from the host's /proc.
+inline std::vector<pid_t> with_arg(const std::string& marker) {
+  std::vector<pid_t> out;
+  DIR* d = ::opendir("/proc");
+  if (!d) return out;
+  while (auto* e = ::readdir(d)) {
+    pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    std::ifstream f(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(f, arg, '\0'))
+      if (arg == marker) out.push_back(pid);
+  }
+  ::closedir(d);
+  return out;
 }
 
 } // namespace corral::testing
