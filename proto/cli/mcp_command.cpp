@@ -17,6 +17,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/write_all.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 
 namespace corral::cli {
@@ -90,18 +91,6 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
   return o;
 }
 
-bool write_all(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // Reads the client's lines and sends each to the session, waiting on each send (so a
 // server that does not read makes the client block too); EOF closes the session.

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "proto/cli/commands.hpp"
+#include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
 #include "proto/exec_params.hpp"
 #include "proto/result_json.hpp"
@@ -20,16 +21,6 @@ namespace {
 
 using nlohmann::json;
 
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 // A message as session.write takes it: text when it is valid UTF-8, else base64.
 json write_params(const std::string& session, const std::string& message) {

@@ -8,6 +8,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/run_options.hpp"
+#include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
 #include "proto/node_pool.hpp"
 #include "proto/result_json.hpp"
@@ -30,16 +31,6 @@ int refuse(const failure& f, bool json) {
              : kExitRefused;
 }
 
-void write_all(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n <= 0) return;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-}
 
 // --connect: the same output and exit status, with the daemon doing the work. Output
 // streams as it arrives (all of it at the end with --json, as in-process).

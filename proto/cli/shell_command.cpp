@@ -19,6 +19,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/write_all.hpp"
 
 namespace corral::cli {
 
@@ -71,18 +72,6 @@ struct raw_mode {
   ~raw_mode() { restore_tty(); }
 };
 
-bool write_all(int fd, const std::string& data) {
-  const char* p = data.data();
-  std::size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 
 bool local_size(std::uint16_t& rows, std::uint16_t& cols) {
   winsize ws{};
