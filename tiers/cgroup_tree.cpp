@@ -291,15 +291,19 @@ failure missing_controller(const char* what, const std::vector<std::string>& dir
                           " controller; mount its v1 hierarchy or enable it in the delegated v2 subtree");
 }
 
-} // namespace
-
-status cgroup_set::create(const limits& lim) {
+status check_limits(const limits& lim) {
   if (lim.memory_bytes && *lim.memory_bytes == 0)
     return make_failure(failure_kind::invalid_request, "memory limit must be above 0");
   if (lim.pids && *lim.pids == 0) return make_failure(failure_kind::invalid_request, "pids limit must be above 0");
   if (lim.cpu_cores && !(*lim.cpu_cores > 0))
     return make_failure(failure_kind::invalid_request, "cpu limit must be above 0 cores");
+  return ok();
+}
 
+} // namespace
+
+status cgroup_set::create(const limits& lim) {
+  if (auto s = check_limits(lim); !s) return s;
   enforced_ = {};
   std::vector<std::string> made;
   auto fail = [&](failure f) -> status {
@@ -318,31 +322,40 @@ status cgroup_set::create(const limits& lim) {
     if (auto s = make_dir(dir, false); !s) return fail(s.error());
     made.push_back(dir);
   }
+  if (auto s = apply_limits(lim); !s) return fail(s.error());
+  return ok();
+}
 
+status cgroup_set::tighten(const limits& lim) {
+  if (auto s = check_limits(lim); !s) return s;
+  return apply_limits(lim);
+}
+
+status cgroup_set::apply_limits(const limits& lim) {
   if (lim.memory_bytes) {
     std::string bytes = std::to_string(*lim.memory_bytes);
     if (auto d = dir_with(dirs_, "memory.max")) {
-      if (auto s = write_limit(*d + "/memory.max", bytes); !s) return fail(s.error());
+      if (auto s = write_limit(*d + "/memory.max", bytes); !s) return s;
       // Without this, swap would hold what the limit refuses.
       if (exists(*d + "/memory.swap.max"))
-        if (auto s = write_limit(*d + "/memory.swap.max", "0"); !s) return fail(s.error());
+        if (auto s = write_limit(*d + "/memory.swap.max", "0"); !s) return s;
       // One OOM kill takes the whole execution, not a random member of it.
       if (exists(*d + "/memory.oom.group")) write_small(*d + "/memory.oom.group", "1");
     } else if (auto d = dir_with(dirs_, "memory.limit_in_bytes")) {
-      if (auto s = write_limit(*d + "/memory.limit_in_bytes", bytes); !s) return fail(s.error());
+      if (auto s = write_limit(*d + "/memory.limit_in_bytes", bytes); !s) return s;
       // memsw caps memory plus swap (after limit_in_bytes: it may never be below it).
       if (exists(*d + "/memory.memsw.limit_in_bytes"))
-        if (auto s = write_limit(*d + "/memory.memsw.limit_in_bytes", bytes); !s) return fail(s.error());
+        if (auto s = write_limit(*d + "/memory.memsw.limit_in_bytes", bytes); !s) return s;
     } else {
-      return fail(missing_controller("memory", dirs_));
+      return missing_controller("memory", dirs_);
     }
     enforced_.memory = true;
   }
 
   if (lim.pids) {
     auto d = dir_with(dirs_, "pids.max");
-    if (!d) return fail(missing_controller("pids", dirs_));
-    if (auto s = write_limit(*d + "/pids.max", std::to_string(*lim.pids)); !s) return fail(s.error());
+    if (!d) return missing_controller("pids", dirs_);
+    if (auto s = write_limit(*d + "/pids.max", std::to_string(*lim.pids)); !s) return s;
     enforced_.pids = true;
   }
 
@@ -351,18 +364,19 @@ status cgroup_set::create(const limits& lim) {
                                                              std::llround(*lim.cpu_cores * kCpuPeriodUs)));
     if (auto d = dir_with(dirs_, "cpu.max")) {
       auto s = write_limit(*d + "/cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodUs));
-      if (!s) return fail(s.error());
+      if (!s) return s;
     } else if (auto d = dir_with(dirs_, "cpu.cfs_quota_us")) {
       auto s = write_limit(*d + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs));
       if (s) s = write_limit(*d + "/cpu.cfs_quota_us", std::to_string(quota));
-      if (!s) return fail(s.error());
+      if (!s) return s;
     } else {
-      return fail(missing_controller("cpu", dirs_));
+      return missing_controller("cpu", dirs_);
     }
     enforced_.cpu = true;
   }
   return ok();
 }
+
 
 std::vector<std::string> cgroup_set::procs_files() const {
   std::vector<std::string> out;

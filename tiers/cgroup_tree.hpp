@@ -74,6 +74,9 @@ public:
 
   // Creates the dirs and writes the limits; on failure removes what it made.
   status create(const limits& lim);
+  // Writes the limits that are set again, over what create wrote: a warm jail's cgroups,
+  // made with the profile's limits, take a request's tighter ones (callers only tighten).
+  status tighten(const limits& lim);
 
   const std::vector<std::string>& dirs() const { return dirs_; }
   std::vector<std::string> procs_files() const;
@@ -99,6 +102,8 @@ public:
   status remove();
 
 private:
+  status apply_limits(const limits& lim);
+
   // Which dir does what is read from the files it has (memory.max, pids.max, ...), so a
   // planned set and one adopted from a record behave the same.
   std::vector<std::string> dirs_;

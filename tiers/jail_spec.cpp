@@ -188,4 +188,26 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   return s;
 }
 
+std::string spec_frame(const std::string& serialized) {
+  auto n = static_cast<std::uint32_t>(serialized.size());
+  std::string out(reinterpret_cast<const char*>(&n), sizeof n);
+  return out + serialized;
+}
+
+void apply_launch(jail_spec& armed, const jail_spec& launch) {
+  armed.program = launch.program;
+  armed.argv = launch.argv;
+  armed.envp = launch.envp;
+  armed.cwd = launch.cwd;
+  armed.kill_grace_ms = launch.kill_grace_ms;
+}
+
+bool same_boundary(const jail_spec& a, const jail_spec& b) {
+  // Serialized with the launch fields made equal: any other difference, in any field added
+  // later too, shows up in the bytes.
+  jail_spec x = a;
+  apply_launch(x, b);
+  return serialize(x) == serialize(b);
+}
+
 } // namespace corral

@@ -97,4 +97,16 @@ struct jail_spec {
 std::string serialize(const jail_spec& spec);
 expected<jail_spec> parse_jail_spec(const std::string& bytes);
 
+// A warm jail (`corral-exec --warm`) builds its whole boundary ahead of any request, then
+// waits. Its fd 3 carries two frames, each a 4-byte native-endian length and that many
+// bytes: the armed spec at once, and later the launch, a spec of which the helper takes
+// only the fields below. EOF instead of a launch ends the jail without starting anything.
+std::string spec_frame(const std::string& serialized);
+inline constexpr std::uint32_t kMaxFrameBytes = 64u * 1024 * 1024;
+// The launch's fields onto the armed spec: program, argv, envp, cwd and kill_grace_ms.
+void apply_launch(jail_spec& armed, const jail_spec& launch);
+// True when the two specs differ at most in the launch fields: the check that a request
+// handed to a warm jail gets exactly the boundary its own plan asked for.
+bool same_boundary(const jail_spec& a, const jail_spec& b);
+
 } // namespace corral

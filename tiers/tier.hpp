@@ -61,6 +61,9 @@ public:
   // True when executions need a cgroup lease (limits, kill-all) rather than the
   // helper's process-tree cleanup alone.
   virtual bool needs_cgroup_lease() const { return false; }
+  // True when a jail can be armed before its request (actors/warm_pool.hpp): the whole
+  // boundary comes from the profile, and only program, argv, env and cwd from the request.
+  virtual bool supports_warm_jails() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 

@@ -20,6 +20,7 @@
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/seccomp_filter.hpp"
+#include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
 #include "tiers/exec_helper/user_namespace.hpp"
@@ -97,10 +98,28 @@ int drop_privileges(const jail_spec& spec) {
   return 0;
 }
 
+// A warm jail's C, armed: waits for the launch frame and takes its program, argv, env,
+// cwd and grace; everything else stays as armed. EOF means the runtime retired the jail.
+int await_launch(jail_spec& spec, bool& retired) {
+  std::string bytes;
+  auto got = read_frame(kSpecFd, bytes);
+  ::close(kSpecFd);
+  if (got == frame_read::eof) return retired = true, 0;
+  if (got == frame_read::broken) return step_error("launch", "reading the launch on fd 3");
+  auto launch = parse_jail_spec(bytes);
+  if (!launch) {
+    report_failed(EINVAL, "launch", launch.error().message);
+    return EINVAL;
+  }
+  apply_launch(spec, *launch);
+  return 0;
+}
+
 // C: pid 1 of the jail.
-int jail_init(const jail_spec& spec) {
+int jail_init(jail_spec spec, bool warm) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  auto t = clock::now();
+  auto began = clock::now();
+  auto t = began;
   if (::sethostname(spec.hostname.data(), spec.hostname.size()) < 0)
     return step_error("hostname", "sethostname");
   report_step("hostname", t);
@@ -129,6 +148,14 @@ int jail_init(const jail_spec& spec) {
   scmp_filter_ctx filter = build_seccomp_filter(spec);
   if (!filter) return EINVAL;
   report_step("seccomp", t);
+
+  if (warm) {
+    // The runtime hands the jail out only after this line.
+    report_step("armed", began);
+    bool retired = false;
+    if (int err = await_launch(spec, retired)) return err;
+    if (retired) return 0;
+  }
 
   int rc = supervise_target(spec, [&]() -> int {
     if (int err = drop_privileges(spec)) return err;
@@ -167,7 +194,7 @@ int relay_until_exit(pid_t init, const jail_spec& spec) {
 
 } // namespace
 
-int run_jailed(const jail_spec& spec) {
+int run_jailed(const jail_spec& spec, bool warm) {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
@@ -197,9 +224,10 @@ int run_jailed(const jail_spec& spec) {
     while (n < 0 && errno == EINTR);
     ::close(sync[0]);
     if (n != 1) _exit(125);  // the helper failed to map our ids: start nothing
-    _exit(jail_init(spec));
+    _exit(jail_init(spec, warm));
   }
   ::close(sync[0]);
+  if (warm) ::close(kSpecFd);  // the launch is C's to read; EOF must reach C alone
   pid_t init = static_cast<pid_t>(pid);
   if (write_id_maps(init, spec) != 0) {
     ::close(sync[1]);
@@ -215,6 +243,7 @@ int run_jailed(const jail_spec& spec) {
     return step_error("clone", "release the jail's init"), 125;
   }
   report_step("namespaces", t);
+  release_stdio();  // C holds the jail's stdio; H only relays
   return relay_until_exit(init, spec);
 }
 

@@ -7,7 +7,8 @@
 //
 // The written-down order inside C (each step reported with its duration):
 //   hostname → filesystem view → loopback → rlimits → close inherited fds
-//   → Landlock ruleset prepared → seccomp filter compiled → fork the target, which does:
+//   → Landlock ruleset prepared → seccomp filter compiled → (warm: report `armed`, wait
+//   for the launch) → fork the target, which does:
 //   setsid/cwd → drop groups, set uid/gid → drop every capability → no_new_privs
 //   → landlock_restrict_self → seccomp_load → execve
 #pragma once
@@ -16,6 +17,8 @@
 
 namespace corral::helper {
 
-int run_jailed(const jail_spec& spec);
+// warm: fd 3 is still open; C arms the whole jail (everything up to the seccomp filter),
+// reports the step `armed`, and waits there for the launch frame (jail_spec.hpp).
+int run_jailed(const jail_spec& spec, bool warm);
 
 } // namespace corral::helper

@@ -14,6 +14,7 @@
 #include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/cleanup_commands.hpp"
 #include "tiers/exec_helper/jail_launcher.hpp"
+#include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
 #include "tiers/jail_spec.hpp"
@@ -25,6 +26,7 @@ constexpr std::size_t kMaxSpecBytes = 64u * 1024 * 1024;
 // Each cleanup command (`runsc delete --force`, `podman rm -f`) gets at most this long.
 constexpr std::chrono::milliseconds kCleanupBound{10'000};
 
+// Cold start: the spec is everything up to EOF.
 bool read_spec(std::string& out) {
   char buf[16384];
   for (;;) {
@@ -39,7 +41,7 @@ bool read_spec(std::string& out) {
 
 } // namespace
 
-int main() {
+int main(int argc, char** argv) {
   auto start = std::chrono::steady_clock::now();
   // The status channel must not leak into the target; the spec fd is done after reading.
   ::fcntl(corral::kStatusFd, F_SETFD, FD_CLOEXEC);
@@ -50,20 +52,28 @@ int main() {
   // below fails and the helper exits without starting anything.
   ::prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
 
+  // Warm: the armed spec is the first frame; fd 3 stays open for the launch (jail_spec.hpp).
+  bool warm = argc > 1 && std::strcmp(argv[1], "--warm") == 0;
   std::string bytes;
-  if (!read_spec(bytes)) {
+  bool got = warm ? corral::helper::read_frame(corral::kSpecFd, bytes) == corral::helper::frame_read::ok
+                  : read_spec(bytes);
+  if (!got) {
     corral::helper::report_failed(errno ? errno : EINVAL, "spec", "cannot read the jail spec on fd 3");
     return 125;
   }
-  ::close(corral::kSpecFd);
+  if (!warm) ::close(corral::kSpecFd);
   auto spec = corral::parse_jail_spec(bytes);
   if (!spec) {
     corral::helper::report_failed(EINVAL, "spec", spec.error().message);
     return 125;
   }
+  if (warm && spec->mode != corral::jail_mode::jail) {
+    corral::helper::report_failed(EINVAL, "spec", "a warm helper takes jail specs only");
+    return 125;
+  }
   corral::helper::report_step("spec", start);
 
-  if (spec->mode == corral::jail_mode::jail) return corral::helper::run_jailed(*spec);
+  if (spec->mode == corral::jail_mode::jail) return corral::helper::run_jailed(*spec, warm);
   // Host mode with a lease (an external runtime such as runsc): only the target joins the
   // cgroups, so the lease's kill-all ends the runtime's whole tree while the helper
   // survives it to run the cleanup and report.

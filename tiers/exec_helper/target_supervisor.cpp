@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstring>
 #include <ctime>
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -96,6 +97,15 @@ std::uint64_t to_us(const timeval& tv) {
 
 } // namespace
 
+void release_stdio() {
+  int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (null_fd >= 0) ::dup2(null_fd, fd);
+    else ::close(fd);
+  }
+  if (null_fd > 2) ::close(null_fd);
+}
+
 int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
   sigset_t set = supervised_signals();
   sigprocmask(SIG_BLOCK, &set, nullptr);
@@ -109,6 +119,7 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
     return 127;
   }
   if (target == 0) exec_target(spec, before_exec);
+  release_stdio();
   report_started(target);
 
   enum class phase { running, draining, killing } now = phase::running;

@@ -16,6 +16,11 @@ namespace corral::helper {
 // which step failed (the child then exits 127 without exec).
 using pre_exec_hook = std::function<int()>;
 
+// The supervising process's own stdio goes to /dev/null once the target has it, so the
+// output pipes reach EOF when the target's tree closes them, not when the helper (or a
+// jail's pid namespace) is torn down after it; cleanup commands then write nowhere.
+void release_stdio();
+
 // Returns the helper's own exit code. Writes `started` and, at the very end, `exited`.
 int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec);
 
