@@ -152,6 +152,17 @@ caf::behavior cgroup_lease(self_ptr self, cgroup_lease_config config) {
           self->delayed_send(self, kSampleTick, stats_atom::value, st.sample_gen);
         return st.acquired;
       },
+      [=](tighten_atom, const limits& lim) {
+        auto& st = self->state;
+        if (st.phase != lease_phase::held || !st.set)
+          return lease_acquired{false, make_failure(failure_kind::internal, "cgroup lease: not held"), {}};
+        if (auto s = st.set->tighten(lim); !s) {
+          auto f = s.error();
+          f.message = "cgroup lease: " + f.message;
+          return lease_acquired{false, std::move(f), {}};
+        }
+        return st.acquired;
+      },
       [=](attach_atom, process_id id, long pid) {
         auto& st = self->state;
         st.attached = true;

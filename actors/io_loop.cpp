@@ -79,6 +79,8 @@ struct io_loop::impl {
     std::string status_buffer;
     uv_pipe_t spec_pipe{};
     bool spec_open = false;
+    bool keep_spec_open = false;
+    int exit_status = 0;  // valid once reaped
     int open_handles = 0;
     bool report_writes = false;
     int pty_master = -1;  // kept for TIOCSWINSZ; the streams read and write their own dups
@@ -296,6 +298,7 @@ struct io_loop::impl {
     p->pidfd = pidfd;
     p->owner = cmd.owner;
     p->report_writes = cmd.report_writes;
+    p->keep_spec_open = cmd.keep_spec_open;
     if (pty) p->pty_master = ::fcntl(out.parent, F_DUPFD_CLOEXEC, 0);
     processes[p->id] = p;
     tracked_count = processes.size();
@@ -465,8 +468,9 @@ struct io_loop::impl {
     auto written = req->bytes.size();
     delete req;
     if (is_spec) {
-      // EOF on fd 3 tells the helper the spec is complete.
-      close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
+      // EOF on fd 3 tells the helper the spec is complete (a warm jail's: that its launch is).
+      if (!p->keep_spec_open || status < 0)
+        close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
       return;
     }
     p->stdin_pending--;
@@ -508,8 +512,34 @@ struct io_loop::impl {
       return;
     p->reaped = true;
     int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;
+    p->exit_status = status;
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->exit_poll), p->exit_poll_open);
     caf::anon_send(p->owner, io_exited{p->id, status});
+  }
+
+  void do_launch(process_id id, std::string bytes) {
+    auto* p = find(id);
+    if (!p || !p->spec_open) return;
+    p->keep_spec_open = false;
+    if (bytes.empty()) return close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
+    write_to(p, p->spec_pipe, std::move(bytes), true);
+  }
+
+  void do_adopt(process_id id, caf::actor owner, output_route out, output_route err) {
+    auto* p = find(id);
+    if (!p) {
+      caf::anon_send(owner, io_spawn_failed{id, ESRCH, "the warm jail is gone"});
+      return;
+    }
+    p->owner = std::move(owner);
+    for (auto [s, route] : {std::pair{&p->out, &out}, std::pair{&p->err, &err}}) {
+      s->route = std::move(*route);
+      s->dropped = 0;  // nothing of the program has been read yet: a jail writes no output
+      if (!s->open) caf::anon_send(s->route.sink, io_eof{p->id, s->kind, 0});
+      else if (s->paused && s->route.credit > 0) start_reading(*s);
+    }
+    caf::anon_send(p->owner, io_spawned{p->id, p->pid});
+    if (p->reaped) caf::anon_send(p->owner, io_exited{p->id, p->exit_status});
   }
 
   void do_signal(process_id id, int sig, bool whole_group) {
@@ -558,6 +588,14 @@ void io_loop::write_stdin(process_id id, std::string bytes) {
 }
 void io_loop::close_stdin(process_id id) {
   impl_->post([this, id] { impl_->do_close_stdin(id); });
+}
+void io_loop::launch(process_id id, std::string bytes) {
+  impl_->post([this, id, b = std::move(bytes)]() mutable { impl_->do_launch(id, std::move(b)); });
+}
+void io_loop::adopt(process_id id, caf::actor owner, output_route out, output_route err) {
+  impl_->post([this, id, o = std::move(owner), out = std::move(out), err = std::move(err)]() mutable {
+    impl_->do_adopt(id, std::move(o), std::move(out), std::move(err));
+  });
 }
 void io_loop::signal(process_id id, int sig, bool whole_group) {
   impl_->post([this, id, sig, whole_group] { impl_->do_signal(id, sig, whole_group); });

@@ -44,7 +44,9 @@ struct spawn_command {
   std::vector<std::string> argv;
   std::vector<std::string> envp;
   bool stdin_pipe = false;  // false: /dev/null
-  std::string spec_bytes;   // written to fd 3, then closed
+  std::string spec_bytes;   // written to fd 3, then closed (unless keep_spec_open)
+  // A warm jail: fd 3 stays open after spec_bytes for a later launch() (tiers/jail_spec.hpp).
+  bool keep_spec_open = false;
   caf::actor owner;         // io_spawned, io_spawn_failed, io_status, io_exited, io_stdin_closed
   output_route out;
   output_route err;
@@ -68,6 +70,13 @@ public:
   // Sets a pty's window size (TIOCSWINSZ on the master); the kernel sends SIGWINCH to the
   // terminal's foreground process group. Ignored for processes without a pty.
   void resize(process_id id, std::uint16_t rows, std::uint16_t cols);
+  // A warm jail's launch: writes the bytes to its fd 3, then closes it (EOF). Empty bytes
+  // just close it, which retires the jail.
+  void launch(process_id id, std::string bytes);
+  // Hands a running process (a warm jail) to a new owner and new output routes. The new
+  // owner then gets io_spawned as after a spawn, and io_exited and io_eof again for what
+  // already happened, so it sees the same sequence either way.
+  void adopt(process_id id, caf::actor owner, output_route out, output_route err);
   // Closes what is still open of the process's streams (a bound on waiting for EOF when a
   // descendant that escaped holds a pipe open) and forgets it once reaped.
   void release(process_id id);

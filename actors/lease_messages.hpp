@@ -3,6 +3,9 @@
 //
 //   (acquire_atom)                      -> lease_acquired   before the spawn: create and
 //                                                           record the cgroup; say how to join it
+//   (tighten_atom, limits)              -> lease_acquired   a warm jail's lease, acquired with the
+//                                                           profile's limits, takes a request's
+//                                                           tighter memory, pids and cpu limits
 //   (attach_atom, process_id, long pid) -> (nothing)        the helper is running as `pid`
 //   (terminate_atom)                    -> (nothing)        kill everything: SIGTERM, grace, SIGKILL
 //   (finish_atom)                       -> lease_report     the main child is gone: kill what is
@@ -14,6 +17,7 @@
 
 #include "actors/exec_result.hpp"
 #include "config/failure.hpp"
+#include "config/limits.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {
@@ -35,5 +39,6 @@ struct lease_report {
 
 } // namespace corral
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::limits)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_acquired)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_report)
