@@ -16,6 +16,7 @@
 #include "actors/output_collector.hpp"
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
+#include "actors/warm_pool.hpp"
 
 namespace corral {
 
@@ -36,6 +37,8 @@ using self_ptr = caf::stateful_actor<execution_state>*;
 constexpr std::chrono::milliseconds kEofBound{2000};
 // A lease that does not finish in this time is reported and abandoned.
 constexpr std::chrono::seconds kLeaseBound{30};
+// The pool answers from its own state; past this, start cold rather than wait.
+constexpr std::chrono::seconds kTakeBound{5};
 
 std::atomic<process_id> next_process_id{1};
 
@@ -51,9 +54,18 @@ verdict judge(const execution_state& st, const lease_report& report) {
   return verdict::exited;
 }
 
+// A warm jail taken but never launched: EOF on its fd 3 ends it (the lease, dropped with
+// this actor, kills and removes whatever is left).
+void retire_unlaunched_jail(execution_state& st) {
+  if (!st.warm || st.process == st.warm->process) return;
+  st.env.io->launch(st.warm->process, "");
+  st.env.io->release(st.warm->process);
+}
+
 void reply_failure(self_ptr self, failure f) {
   auto& st = self->state;
   if (st.phase == execution_phase::done) return;
+  retire_unlaunched_jail(st);
   st.phase = execution_phase::done;
   st.reply.deliver(exec_outcome{false, std::move(f), {}});
   std::error_code ignored;
@@ -105,6 +117,7 @@ void deliver(self_ptr self, const lease_report& report) {
 
 void finish(self_ptr self) {
   auto& st = self->state;
+  retire_unlaunched_jail(st);  // cancelled while taking one
   st.phase = execution_phase::finishing;
   st.phase_began = std::chrono::steady_clock::now();
   self->request(st.lease, kLeaseBound, finish_atom::value)
@@ -137,6 +150,31 @@ void step_complete(self_ptr self) {
   finish(self);
 }
 
+// The warm jail's launch in place of a spawn: the request's own plan, which must ask for
+// exactly the boundary the jail was armed with, gives the program, argv, env and cwd.
+status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, const caf::actor& err) {
+  auto& st = self->state;
+  launch_request request;
+  request.argv = step.argv;
+  request.env = step.env;
+  request.scratch_dir = st.plan.scratch_dir;
+  request.effective = st.plan.effective;
+  request.caller_path = st.plan.caller_path;
+  auto plan = st.plan.boundary->plan(request, st.grant);
+  if (!plan) return plan.error();
+  if (!same_boundary(plan->spec, st.warm->armed))
+    return make_failure(failure_kind::internal,
+                        "the warm jail was armed with another boundary than this request's plan asks for; "
+                        "it was retired unused");
+  st.isolation = plan->isolation;
+  for (auto& n : plan->not_enforced) st.not_enforced.push_back(n);
+  auto cap = st.plan.effective.output_cap;
+  st.process = st.warm->process;
+  st.env.io->adopt(st.process, self, {out, cap, overflow_policy::discard}, {err, cap, overflow_policy::discard});
+  st.env.io->launch(st.process, spec_frame(serialize(plan->spec)));
+  return ok();
+}
+
 void start_step(self_ptr self) {
   auto& st = self->state;
   st.phase = execution_phase::launching;
@@ -153,6 +191,15 @@ void start_step(self_ptr self) {
   auto live = st.plan.live_output;
   auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live);
   auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live);
+  st.phase_began = std::chrono::steady_clock::now();
+  if (st.warm) {
+    if (auto launched = launch_warm(self, step, out, err); !launched) {
+      self->send_exit(out, caf::exit_reason::user_shutdown);
+      self->send_exit(err, caf::exit_reason::user_shutdown);
+      reply_failure(self, launched.error());
+    }
+    return;
+  }
   auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
 
   spawn_order order;
@@ -168,7 +215,6 @@ void start_step(self_ptr self) {
   order.out_sink = out;
   order.err_sink = err;
   order.output_cap = cap;
-  st.phase_began = std::chrono::steady_clock::now();
   self->request(spawn_actor, caf::infinite, std::move(order))
       .then([=](spawn_planned& planned) {
         self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);
@@ -181,6 +227,64 @@ void start_step(self_ptr self) {
         s.isolation = planned.isolation;
         for (auto& n : planned.not_enforced) s.not_enforced.push_back(n);
       });
+}
+
+void lease_ready(self_ptr self, const lease_acquired& acquired) {
+  if (!acquired.ok) return reply_failure(self, acquired.error);
+  auto& st = self->state;
+  close_phase(st, "lease");
+  st.grant = acquired.grant;
+  if (st.cancelled) return finish(self);
+  self->spawn<caf::linked>(timeout_timer, caf::actor{self}, st.plan.effective.timeout);
+  start_step(self);
+}
+
+void acquire_lease(self_ptr self) {
+  auto& st = self->state;
+  st.lease = st.env.make_lease(st.plan);
+  self->monitor(st.lease);
+  self->request(st.lease, kLeaseBound, acquire_atom::value)
+      .then([=](lease_acquired& acquired) { lease_ready(self, acquired); },
+            [=](caf::error& e) {
+              reply_failure(self, make_failure(failure_kind::internal, "acquiring the lease: " + self->system().render(e)));
+            });
+}
+
+// Single-step plans on the pool's tier only: a compiled language's two steps share one
+// scratch dir and run in two jails.
+bool takes_warm_jail(const execution_state& st) {
+  return st.env.warm_pool && st.env.warm_tier && st.plan.boundary == st.env.warm_tier && st.plan.steps.size() == 1;
+}
+
+// Moves what the planner wrote (the source file) into the jail's scratch dir, which the
+// jail already shows as its working directory.
+status adopt_scratch(const std::string& from, const std::string& to) {
+  std::error_code ec;
+  for (auto& entry : std::filesystem::directory_iterator(from, ec)) {
+    std::filesystem::rename(entry.path(), std::filesystem::path(to) / entry.path().filename(), ec);
+    if (ec) break;
+  }
+  if (ec)
+    return make_failure(failure_kind::internal, "moving " + from + " into the warm jail's scratch dir: " + ec.message());
+  std::filesystem::remove_all(from, ec);
+  return ok();
+}
+
+void start_warm(self_ptr self, warm_jail jail) {
+  auto& st = self->state;
+  st.lease = jail.lease;
+  self->monitor(st.lease);
+  st.warm = std::move(jail);
+  auto moved = adopt_scratch(st.plan.scratch_dir, st.warm->scratch_dir);
+  st.plan.scratch_dir = st.warm->scratch_dir;  // removed at the end either way
+  if (!moved) return reply_failure(self, moved.error());
+  // The jail's cgroups were made with the profile's limits: the request's may be tighter.
+  self->request(st.lease, kLeaseBound, tighten_atom::value, st.plan.effective)
+      .then([=](lease_acquired& acquired) { lease_ready(self, acquired); },
+            [=](caf::error& e) {
+              reply_failure(self, make_failure(failure_kind::internal, "tightening the warm jail's lease: " +
+                                                                          self->system().render(e)));
+            });
 }
 
 void terminate(self_ptr self) {
@@ -216,24 +320,18 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         st.phase_began = st.started;
         if (auto caller = caf::actor_cast<caf::actor>(self->current_sender())) self->monitor(caller);
         if (st.plan.live_output) self->send(st.plan.live_output, execution_started{st.plan.id, self});
-        st.lease = st.env.make_lease(st.plan);
-        self->monitor(st.lease);
         st.phase = execution_phase::leasing;
-        self->request(st.lease, kLeaseBound, acquire_atom::value)
+        if (!takes_warm_jail(st)) {
+          acquire_lease(self);
+          return st.reply;
+        }
+        self->request(st.env.warm_pool, kTakeBound, take_atom::value)
             .then(
-                [=](lease_acquired& acquired) {
-                  if (!acquired.ok) return reply_failure(self, acquired.error);
-                  auto& s = self->state;
-                  close_phase(s, "lease");
-                  s.grant = acquired.grant;
-                  if (s.cancelled) return finish(self);
-                  self->spawn<caf::linked>(timeout_timer, caf::actor{self}, s.plan.effective.timeout);
-                  start_step(self);
+                [=](warm_jail& jail) {
+                  if (!jail.ok) return acquire_lease(self);
+                  start_warm(self, std::move(jail));
                 },
-                [=](caf::error& e) {
-                  reply_failure(self, make_failure(failure_kind::internal,
-                                                   "acquiring the lease: " + self->system().render(e)));
-                });
+                [=](caf::error&) { acquire_lease(self); });
         return st.reply;
       },
       [=](io_spawned& ev) {
@@ -247,6 +345,8 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
           // against large output cannot deadlock.
           st.env.io->write_stdin(ev.id, *st.plan.stdin_data);
           st.env.io->close_stdin(ev.id);
+        } else if (st.warm) {
+          st.env.io->close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
         }
         if (st.timed_out || st.cancelled) terminate(self);
       },

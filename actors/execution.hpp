@@ -1,6 +1,6 @@
 // One execution: the state machine that owns a request from admission to its one reply.
 //
-//   leasing ──acquired──▶ launching ──io_spawned──▶ running ──helper reaped + both EOFs──▶
+//   leasing ──acquired (or a warm jail taken and tightened)──▶ launching ──io_spawned──▶ running ──helper reaped + both EOFs──▶
 //     (next step, for a compile step that succeeded) or finishing ──lease report──▶ done
 //
 // Failure edges: the lease cannot be acquired (reply the failure); the plan or the spawn
@@ -57,6 +57,9 @@ struct execution_env {
   // Spawns the lease the tier needs (process group or cgroup), linked to nothing: the
   // execution monitors it.
   std::function<caf::actor(const execution_plan&)> make_lease;
+  // Armed jails of this tier (actors/warm_pool.hpp); none when null.
+  caf::actor warm_pool;
+  std::shared_ptr<const tier> warm_tier;
 };
 
 struct execution_state;

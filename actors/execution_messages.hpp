@@ -35,6 +35,7 @@ struct supervisor_stats {
   std::size_t running = 0;
   std::size_t queued = 0;
   std::size_t completed = 0;
+  std::size_t warm_ready = 0;  // warm jails armed and waiting (actors/warm_pool.hpp)
 };
 
 } // namespace corral

@@ -12,6 +12,7 @@
 #include "actors/exec_result.hpp"
 #include "actors/execution.hpp"
 #include "actors/io_events.hpp"
+#include "actors/warm_pool.hpp"
 
 namespace corral {
 
@@ -24,6 +25,8 @@ struct execution_state {
   caf::typed_response_promise<exec_outcome> reply;
   caf::actor lease;
   lease_grant grant;
+  // A jail armed ahead (its lease is `lease`); unset for a cold start.
+  std::optional<warm_jail> warm;
   std::chrono::steady_clock::time_point started;
   // When the phase being timed began: the lease request, a step's spawn order, the finish.
   std::chrono::steady_clock::time_point phase_began;

@@ -143,6 +143,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.scratch_parent = p->state_dir + "/scratch";
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
+  sc.warm_jails = options.warm_jails;
   p->max_concurrent = options.max_concurrent;
   auto* sys = p->sys.get();
   auto* io = p->io.get();
@@ -246,5 +247,13 @@ const profile& runtime::frozen_profile() const { return *impl_->prof; }
 const std::string& runtime::state_dir() const { return impl_->state_dir; }
 std::size_t runtime::max_concurrent() const { return impl_->max_concurrent; }
 std::size_t runtime::tracked_processes() const { return impl_->io->tracked(); }
+
+std::size_t runtime::warm_jails_ready() {
+  caf::scoped_actor self{*impl_->sys};
+  std::size_t ready = 0;
+  self->request(impl_->sup, std::chrono::seconds(5), stats_atom::value)
+      .receive([&](const supervisor_stats& s) { ready = s.warm_ready; }, [](caf::error&) {});
+  return ready;
+}
 
 } // namespace corral

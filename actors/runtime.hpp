@@ -35,6 +35,9 @@ struct runtime_options {
   std::string exec_helper;  // empty: beside the running program, then the installed path
   std::string state_dir;    // empty: /run/corral for root, else $XDG_RUNTIME_DIR/corral or /tmp/corral-<uid>
   std::size_t max_concurrent = 16;
+  // Jails of the profile's tier armed ahead of requests (landlock only; 0: every execution
+  // starts cold). Each holds a cgroup, a scratch dir and two idle processes while it waits.
+  std::size_t warm_jails = 1;
   // Runs on the actor system's configuration before the system starts: a node loads the
   // middleman and TLS there (proto/node_listener.hpp).
   std::function<void(caf::actor_system_config&)> configure_system;
@@ -68,6 +71,8 @@ public:
   std::size_t max_concurrent() const;  // executions it runs at once; the rest wait
   // Processes the I/O loop still tracks (tests: nothing may be left behind).
   std::size_t tracked_processes() const;
+  // Warm jails armed and waiting now (see runtime_options::warm_jails).
+  std::size_t warm_jails_ready();
 
 private:
   struct impl;

@@ -13,6 +13,8 @@
 #include "actors/execution_state.hpp"
 #include "actors/stdio_session.hpp"
 #include "actors/terminal_session.hpp"
+#include "actors/warm_pool.hpp"
+#include "config/tighten.hpp"
 
 namespace corral {
 
@@ -32,6 +34,10 @@ struct supervisor_state {
   std::size_t completed = 0;
   bool stopping = false;
   std::vector<caf::typed_response_promise<bool>> stop_replies;
+  caf::actor warm_pool;
+  std::shared_ptr<const tier> warm_tier;
+  bool warm_pool_stopped = true;
+  std::size_t warm_ready = 0;  // as the pool last said
 };
 
 namespace {
@@ -48,7 +54,7 @@ std::string random_instance() {
 
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
-  execution_env env{st.config.io, st.config.helper_path, st.config.make_lease};
+  execution_env env{st.config.io, st.config.helper_path, st.config.make_lease, st.warm_pool, st.warm_tier};
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
   self->monitor(exec);
   st.running.insert(exec);
@@ -66,9 +72,36 @@ void admit_waiting(self_ptr self) {
 
 void answer_stop_if_idle(self_ptr self) {
   auto& st = self->state;
-  if (!st.stopping || !st.running.empty() || !st.sessions.empty()) return;
+  if (!st.stopping || !st.running.empty() || !st.sessions.empty() || !st.warm_pool_stopped) return;
   for (auto& rp : st.stop_replies) rp.deliver(true);
   st.stop_replies.clear();
+}
+
+// A pool for the profile's own tier, when it can arm jails ahead and is available: other
+// tiers, and requests naming another tier, always start cold.
+void start_warm_pool(self_ptr self) {
+  auto& st = self->state;
+  if (st.config.warm_jails == 0) return;
+  auto chosen = st.config.tiers->select(st.config.prof->tier, st.config.policy);
+  if (!chosen || !(*chosen)->supports_warm_jails() || !(*chosen)->available().available) return;
+  auto defaults = tighten(*st.config.prof, limit_request{});
+  if (!defaults) return;
+  warm_pool_config wc;
+  wc.io = st.config.io;
+  wc.helper_path = st.config.helper_path;
+  wc.boundary = *chosen;
+  wc.defaults = *defaults;
+  wc.scratch_parent = st.config.scratch_parent;
+  wc.caller_path = st.config.caller_path;
+  wc.instance = st.instance;
+  wc.size = st.config.warm_jails;
+  wc.make_lease = st.config.make_lease;
+  st.warm_tier = *chosen;
+  wc.owner = self;
+  st.warm_pool = spawn_warm_pool(self->system(), std::move(wc));
+  // Monitored, not linked: a pool that fails only means cold starts.
+  self->monitor(st.warm_pool);
+  st.warm_pool_stopped = false;
 }
 
 } // namespace
@@ -76,8 +109,15 @@ void answer_stop_if_idle(self_ptr self) {
 caf::behavior supervisor(self_ptr self, supervisor_config config) {
   self->state.config = std::move(config);
   self->state.instance = random_instance();
+  start_warm_pool(self);
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;
+    if (st.warm_pool && down.source == st.warm_pool.address()) {
+      st.warm_pool = caf::actor{};
+      st.warm_tier.reset();
+      st.warm_pool_stopped = true;
+      return answer_stop_if_idle(self);
+    }
     auto it = std::find_if(st.running.begin(), st.running.end(),
                            [&](const caf::actor& a) { return a.address() == down.source; });
     if (it == st.running.end()) {
@@ -144,9 +184,10 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         st.sessions.insert(session);
         return {true, {}, session, number};
       },
+      [=](warm_atom, std::size_t ready) { self->state.warm_ready = ready; },
       [=](stats_atom) {
         auto& st = self->state;
-        return supervisor_stats{st.running.size(), st.queue.size(), st.completed};
+        return supervisor_stats{st.running.size(), st.queue.size(), st.completed, st.warm_ready};
       },
       [=](stop_atom) -> caf::result<bool> {
         auto& st = self->state;
@@ -159,7 +200,15 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         st.queue.clear();
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);
         for (auto& session : st.sessions) self->send(session, cancel_atom::value);
-        if (st.running.empty() && st.sessions.empty()) return true;
+        if (st.warm_pool && !st.warm_pool_stopped) {
+          auto done = [=] {
+            self->state.warm_pool_stopped = true;
+            answer_stop_if_idle(self);
+          };
+          self->request(st.warm_pool, std::chrono::seconds(30), stop_atom::value)
+              .then([=](bool) { done(); }, [=](caf::error&) { done(); });
+        }
+        if (st.running.empty() && st.sessions.empty() && st.warm_pool_stopped) return true;
         st.stop_replies.push_back(self->make_response_promise<bool>());
         return st.stop_replies.back();
       },

@@ -5,6 +5,8 @@
 //   (exec_atom, exec_request) -> exec_outcome
 //   (stats_atom)              -> supervisor_stats
 //   (stop_atom)               -> bool   cancels everything, answers when all have ended
+//
+// With warm_jails, it also keeps a warm pool (linked) for the profile's own tier.
 #pragma once
 
 #include <functional>
@@ -33,6 +35,8 @@ struct supervisor_config {
   std::string caller_path;
   std::size_t max_concurrent = 16;
   std::function<caf::actor(const execution_plan&)> make_lease;
+  // Jails kept armed for the profile's tier when it supports them (actors/warm_pool.hpp).
+  std::size_t warm_jails = 0;
 };
 
 struct supervisor_state;

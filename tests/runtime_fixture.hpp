@@ -44,11 +44,14 @@ private:
 struct test_runtime {
   temp_dir state{"corral-state-"};
   std::unique_ptr<runtime> rt;
+  std::size_t warm = 0;
 
-  explicit test_runtime(profile prof = host_profile(), bool allow_host = true) {
+  // warm_jails: none by default, so a test knows whether its jail started cold or warm.
+  explicit test_runtime(profile prof = host_profile(), bool allow_host = true, std::size_t warm_jails = 0) {
     runtime_options o;
     o.prof = std::move(prof);
     o.allow_host = allow_host;
+    o.warm_jails = warm = warm_jails;
     o.exec_helper = CORRAL_TEST_HELPER;
     o.state_dir = state.path() + "/state";
     auto started = runtime::start(std::move(o));
@@ -64,7 +67,19 @@ struct test_runtime {
     return p;
   }
 
-  expected<exec_result> run(exec_request r) { return rt->exec(r); }
+  // With warm jails, each request waits until one is armed, so it surely takes one.
+  expected<exec_result> run(exec_request r) {
+    if (warm > 0 && !wait_armed()) FAIL("no warm jail was armed within 10 s");
+    return rt->exec(r);
+  }
+
+  // Waits (bounded) until a warm jail is armed, so the next request takes it.
+  bool wait_armed(std::chrono::milliseconds bound = std::chrono::seconds(10)) {
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    while (rt->warm_jails_ready() == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return rt->warm_jails_ready() > 0;
+  }
 };
 
 // Processes the I/O loop still tracks once it has settled: the result can reach the

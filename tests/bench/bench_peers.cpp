@@ -65,23 +65,34 @@ int run() {
     }
   } state_cleanup{state_tmpl};
 
-  runtime_options o;
-  o.prof.tier = "landlock";
-  o.allow_host = true;  // the host tier is measured beside it, never used as a fallback
-  o.exec_helper = CORRAL_BENCH_HELPER;
-  o.state_dir = state_tmpl + "/state";
-  auto started = runtime::start(std::move(o));
-  if (!started) {
-    std::fprintf(stderr, "corral_bench_peers: runtime::start: %s\n", started.error().describe().c_str());
-    return 1;
-  }
-  auto rt = std::move(*started);
-  auto in_tier = [&](const std::string& tier, std::vector<std::string> argv) {
+  // Two runtimes: one keeping a warm jail armed (the default), one starting every jail cold.
+  auto start = [&](const std::string& state, std::size_t warm) -> std::unique_ptr<runtime> {
+    runtime_options o;
+    o.prof.tier = "landlock";
+    o.allow_host = true;  // the host tier is measured beside it, never used as a fallback
+    o.exec_helper = CORRAL_BENCH_HELPER;
+    o.state_dir = state_tmpl + "/" + state;
+    o.warm_jails = warm;
+    auto started = runtime::start(std::move(o));
+    if (!started) {
+      std::fprintf(stderr, "corral_bench_peers: runtime::start: %s\n", started.error().describe().c_str());
+      return nullptr;
+    }
+    return std::move(*started);
+  };
+  auto warm_rt = start("state", 1);
+  auto cold_rt = start("state-cold", 0);
+  if (!warm_rt || !cold_rt) return 1;
+  // A request arriving while a jail waits armed: what one execution costs at a steady pace.
+  auto until_armed = [&] {
+    for (int i = 0; i < 2000 && warm_rt->warm_jails_ready() == 0; ++i) ::usleep(1000);
+  };
+  auto in_tier = [&](const std::string& tier, std::vector<std::string> argv, runtime* rt_ptr) {
     exec_request req;
     req.language = "argv";
     req.tier = tier;
     req.argv = std::move(argv);
-    return [&rt, req] {
+    return [rt = rt_ptr, req] {
       auto r = rt->exec(req);
       if (!r) std::fprintf(stderr, "corral_bench_peers: tier %s: %s\n", req.tier.c_str(), r.error().describe().c_str());
       else if (r->exit_code != 0) std::fprintf(stderr, "corral_bench_peers: tier %s: exit %d\n", req.tier.c_str(), r->exit_code.value_or(-1));
@@ -105,14 +116,22 @@ int run() {
       peer = summarize(sample(warmup, n, [&] { return spawn_and_wait(bwrap_argv(bwrap, p.argv)); }));
       print(("bwrap_" + std::string(p.label)).c_str(), peer, n);
     }
-    auto host = summarize(sample(warmup, n, in_tier("host", p.argv)));
+    auto host = summarize(sample(warmup, n, in_tier("host", p.argv, cold_rt.get())));
     print(("host_" + std::string(p.label)).c_str(), host, n);
-    auto landlock = summarize(sample(warmup, n, in_tier("landlock", p.argv)));
+    auto cold = summarize(sample(warmup, n, in_tier("landlock", p.argv, cold_rt.get())));
+    print(("landlock_cold_" + std::string(p.label)).c_str(), cold, n);
+    auto landlock = summarize(sample(warmup, n, in_tier("landlock", p.argv, warm_rt.get()), until_armed));
     print(("landlock_" + std::string(p.label)).c_str(), landlock, n);
-    std::printf("ratio_%s landlock_vs_spawn=%.2f landlock_vs_host=%.2f", p.label, landlock.median_us / spawn.median_us,
-                landlock.median_us / host.median_us);
-    if (!bwrap.empty()) std::printf(" landlock_vs_bwrap=%.2f bwrap_vs_spawn=%.2f", landlock.median_us / peer.median_us,
-                                    peer.median_us / spawn.median_us);
+    // Back to back, the next request comes while the pool re-arms: some start cold.
+    auto busy = summarize(sample(warmup, n, in_tier("landlock", p.argv, warm_rt.get())));
+    print(("landlock_back_to_back_" + std::string(p.label)).c_str(), busy, n);
+    std::printf("ratio_%s landlock_vs_spawn=%.2f landlock_vs_host=%.2f landlock_cold_vs_spawn=%.2f", p.label,
+                landlock.median_us / spawn.median_us, landlock.median_us / host.median_us,
+                cold.median_us / spawn.median_us);
+    if (!bwrap.empty())
+      std::printf(" landlock_vs_bwrap=%.2f landlock_cold_vs_bwrap=%.2f bwrap_vs_spawn=%.2f",
+                  landlock.median_us / peer.median_us, cold.median_us / peer.median_us,
+                  peer.median_us / spawn.median_us);
     std::printf("\n");
   }
   return 0;

@@ -36,10 +36,13 @@ inline stats summarize(std::vector<double> us) {
 
 // Runs `once` `warmup` times unmeasured (page cache, CAF workers, the helper's first exec),
 // then `n` times, each timed alone. Stops the program on the first failure.
-inline std::vector<double> sample(int warmup, int n, const std::function<bool()>& once) {
+// `before`, when given, runs untimed ahead of each sample (waiting for a warm jail).
+inline std::vector<double> sample(int warmup, int n, const std::function<bool()>& once,
+                                  const std::function<void()>& before = {}) {
   std::vector<double> us;
   us.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < warmup + n; ++i) {
+    if (before) before();
     auto start = clock_type::now();
     if (!once()) std::exit(1);
     auto took = std::chrono::duration<double, std::micro>(clock_type::now() - start).count();

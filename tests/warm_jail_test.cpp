@@ -1,0 +1,305 @@
+// Warm jails (actors/warm_pool.hpp): landlock jails armed before their request. Each case
+// asserts from outside: what ran inside, that the boundary held, that a request's limits
+// reached the jail's cgroups, that nothing of one execution reaches the next, and that a
+// jail killed or left unused leaves no process, cgroup or scratch dir behind.
+#include <csignal>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include "runtime_fixture.hpp"
+#include "tiers/exec_helper/spec_frames.hpp"
+#include "tiers/jail_spec.hpp"
+#include "tiers/kernel_features.hpp"
+#include "tiers/landlock_tier.hpp"
+
+using namespace corral;
+using namespace corral::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string landlock_unavailable() {
+  landlock_tier t(profile{}, detect_kernel_features());
+  auto st = t.available();
+  return st.available ? "" : st.reason;
+}
+
+#define REQUIRE_LANDLOCK_HERE()                                           \
+  do {                                                                    \
+    auto why = landlock_unavailable();                                    \
+    if (!why.empty()) {                                                   \
+      WARN("skipped: the landlock tier is unavailable here: " << why);    \
+      return;                                                             \
+    }                                                                     \
+  } while (0)
+
+std::vector<std::string> names_of(const exec_result& r) {
+  std::vector<std::string> names;
+  for (auto& s : r.steps) names.push_back(s.name);
+  return names;
+}
+
+bool has_step(const exec_result& r, const std::string& name) {
+  auto n = names_of(r);
+  return std::find(n.begin(), n.end(), name) != n.end();
+}
+
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator(dir, ec)) out.push_back(e.path().filename());
+  return out;
+}
+
+// The warm jails' lease ids (<instance>-wN) named by the records in the state dir.
+std::vector<std::string> warm_lease_ids(const test_runtime& t) {
+  std::vector<std::string> ids;
+  const std::string suffix = ".lease";
+  for (auto& name : dir_entries(t.state.path() + "/state/leases"))
+    if (name.find("-w") != std::string::npos && name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      ids.push_back(name.substr(0, name.size() - suffix.size()));
+  return ids;
+}
+
+// Every cgroup dir of that id, in any hierarchy.
+std::vector<std::string> cgroup_dirs(const std::string& id) {
+  std::vector<std::string> out;
+  for (auto& h : dir_entries("/sys/fs/cgroup")) {
+    auto dir = "/sys/fs/cgroup/" + h + "/corral/" + id;
+    if (exists(dir)) out.push_back(dir);
+  }
+  for (auto& sub : {"/sys/fs/cgroup/unified/corral/", "/sys/fs/cgroup/corral/"})
+    if (exists(sub + id)) out.push_back(sub + id);
+  return out;
+}
+
+std::vector<pid_t> pids_in(const std::string& id) {
+  std::vector<pid_t> out;
+  for (auto& dir : cgroup_dirs(id)) {
+    std::ifstream procs(dir + "/cgroup.procs");
+    pid_t pid;
+    while (procs >> pid) out.push_back(pid);
+  }
+  return out;
+}
+
+profile landlock_profile() {
+  profile p;
+  p.tier = "landlock";
+  p.limit.kill_grace = 200ms;
+  return p;
+}
+
+} // namespace
+
+TEST_CASE("a warm jail runs the request's program with its env and stdin, and is replaced", "[landlock][warm]") {
+  REQUIRE_LANDLOCK_HERE();
+  test_runtime t(landlock_profile(), false, 1);
+  auto req = shell("echo \"$GIVEN\"; cat; pwd; id -u; echo written > /work/file; cat /work/file");
+  req.env["GIVEN"] = "from-the-request";
+  req.stdin_data = std::string("line from stdin\n");
+  auto r = t.run(req);
+  REQUIRE(r);
+  CHECK(r->out.data == "from-the-request\nline from stdin\n/work\n65534\nwritten\n");
+  CHECK(r->how == verdict::exited);
+  // Warm: the helper's setup steps ran before the request, so none is in its result.
+  INFO("steps taken");
+  CHECK_FALSE(has_step(*r, "namespaces"));
+  CHECK(names_of(*r).front() == "lease");
+  CHECK(names_of(*r).back() == "lease_finish");
+  CHECK(r->isolation.find("landlock") == 0);
+
+  // A new jail is armed for the next request; without stdin the program sees EOF at once.
+  auto cat = t.run(program({"/bin/cat"}));
+  REQUIRE(cat);
+  CHECK(cat->exit_code == 0);
+  CHECK(cat->out.data.empty());
+  CHECK_FALSE(has_step(*cat, "namespaces"));
+
+  // The same profile without warm jails builds its jail inside the request.
+  test_runtime cold(landlock_profile(), false, 0);
+  auto c = cold.run(program({"/bin/true"}));
+  REQUIRE(c);
+  CHECK(has_step(*c, "namespaces"));
+}
+
+TEST_CASE("a warm jail holds the boundary, and nothing of one execution reaches the next", "[landlock][warm][escape]") {
+  REQUIRE_LANDLOCK_HERE();
+  temp_dir host{"corral-warm-"};
+  ::chmod(host.path().c_str(), 0755);
+  auto outside = host / "outside";
+  ::mkdir(outside.c_str(), 0777);
+  ::chmod(outside.c_str(), 0777);  // only the boundary keeps the jail out
+  std::ofstream(outside + "/secret") << "hunter2-warm\n";
+  ::chmod((outside + "/secret").c_str(), 0644);
+  ::setenv("CORRAL_WARM_HOST_SECRET", "host-value-must-not-leak", 1);
+
+  test_runtime t(landlock_profile(), false, 1);
+  auto r = t.run(shell("echo trying; cat " + outside + "/secret; echo x > " + outside +
+                       "/marker; env; echo done"));
+  REQUIRE(r);
+  CHECK(r->out.data.find("trying") != std::string::npos);
+  CHECK(r->out.data.find("done") != std::string::npos);
+  CHECK(r->out.data.find("hunter2") == std::string::npos);
+  CHECK(r->out.data.find("host-value-must-not-leak") == std::string::npos);
+  CHECK_FALSE(exists(outside + "/marker"));
+  CHECK_FALSE(has_step(*r, "namespaces"));
+
+  // The first execution leaves files in its /tmp and /work and a background process.
+  auto first = t.run(shell("echo left > /tmp/leftover; echo left > /work/leftover; cat /tmp/leftover /work/leftover"));
+  REQUIRE(first);
+  CHECK(first->out.data == "left\nleft\n");
+  auto second = t.run(shell("ls -A /tmp /work; cat /tmp/leftover /work/leftover 2>&1; echo end"));
+  REQUIRE(second);
+  CHECK(second->out.data.find("left\n") == std::string::npos);
+  CHECK(second->out.data.find("No such file") != std::string::npos);
+  CHECK(second->out.data.find("end") != std::string::npos);
+  ::unsetenv("CORRAL_WARM_HOST_SECRET");
+}
+
+TEST_CASE("a request's tighter limits reach the warm jail's cgroups", "[landlock][warm][limits]") {
+  REQUIRE_LANDLOCK_HERE();
+  auto p = landlock_profile();
+  p.limit.memory_bytes = 1024 * kMiB;  // what the jail is armed with
+  test_runtime t(p, false, 1);
+  exec_request req;
+  req.language = "python";
+  req.code = "print('allocating', flush=True)\nx = bytearray(512 * 1024**2)\nx[::4096] = b'x' * (len(x) // 4096)\nprint('ALLOCATED')\n";
+  req.memory_limit_bytes = 64 * kMiB;  // tighter: must hold
+  req.timeout = 20s;
+  auto r = t.run(req);
+  REQUIRE(r);
+  CHECK(r->out.data.find("allocating") != std::string::npos);
+  CHECK(r->out.data.find("ALLOCATED") == std::string::npos);
+  bool stopped = r->how == verdict::out_of_memory || r->err.data.find("MemoryError") != std::string::npos;
+  CHECK(stopped);
+  CHECK_FALSE(has_step(*r, "namespaces"));
+
+  exec_request bomb = shell("echo start; bomb() { bomb | bomb & }; bomb; sleep 2; echo end");
+  bomb.pids_limit = 32;
+  bomb.timeout = 10s;
+  auto b = t.run(bomb);
+  REQUIRE(b);
+  CHECK(b->out.data.find("start") != std::string::npos);
+  CHECK(b->how == verdict::pids_limit);
+}
+
+TEST_CASE("a warm jail's timeout ends the program and every descendant", "[landlock][warm][descendants]") {
+  REQUIRE_LANDLOCK_HERE();
+  test_runtime t(landlock_profile(), false, 1);
+  auto req = shell("sleep 31.4159 & echo launched; sleep 31.4159");
+  req.timeout = 700ms;
+  auto r = t.run(req);
+  REQUIRE(r);
+  CHECK(r->out.data == "launched\n");
+  CHECK(r->how == verdict::timed_out);
+  CHECK(eventually([] { return with_arg("31.4159").empty(); }));
+}
+
+TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leaves nothing", "[landlock][warm]") {
+  REQUIRE_LANDLOCK_HERE();
+  auto t = std::make_unique<test_runtime>(landlock_profile(), false, 1);
+  REQUIRE(t->wait_armed());
+  auto ids = warm_lease_ids(*t);
+  REQUIRE(ids.size() == 1);
+  auto killed = ids.front();
+  auto pids = pids_in(killed);
+  REQUIRE_FALSE(pids.empty());  // the helper and the jail's init wait in its cgroup
+  for (pid_t pid : pids) ::kill(pid, SIGKILL);
+
+  // Retired (cgroups and record gone) and replaced by a new jail under another id.
+  CHECK(eventually([&] { return cgroup_dirs(killed).empty(); }));
+  CHECK(eventually([&] {
+    auto now = warm_lease_ids(*t);
+    return std::find(now.begin(), now.end(), killed) == now.end();
+  }));
+  CHECK(t->wait_armed());
+  auto r = t->run(program({"/bin/echo", "still-served"}));
+  REQUIRE(r);
+  CHECK(r->out.data == "still-served\n");
+
+  // Stopping the runtime retires the armed jail: no process, cgroup, record or scratch dir.
+  REQUIRE(t->wait_armed());
+  auto armed = warm_lease_ids(*t);
+  REQUIRE_FALSE(armed.empty());
+  auto armed_pids = pids_in(armed.front());
+  REQUIRE_FALSE(armed_pids.empty());
+  auto state = t->state.path() + "/state";
+  t->rt.reset();
+  for (auto& id : armed) CHECK(cgroup_dirs(id).empty());
+  for (pid_t pid : armed_pids) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }));
+  CHECK(dir_entries(state + "/scratch").empty());
+  CHECK(dir_entries(state + "/leases").empty());
+}
+
+TEST_CASE("a warm jail is handed a request only when the request's boundary is the one it armed", "[warm][spec]") {
+  jail_spec armed;
+  armed.mode = jail_mode::jail;
+  armed.program = "/bin/sh";
+  armed.argv = {"/bin/sh"};
+  armed.mounts.push_back({mount_kind::ro_bind, "/usr", "/usr", 0, false});
+  armed.landlock_rules.push_back({"/usr", false});
+  armed.cgroup_procs = {"/sys/fs/cgroup/pids/corral/x-w1/tasks"};
+
+  jail_spec request = armed;
+  request.program = "/usr/bin/python3";
+  request.argv = {"python3", "-c", "pass"};
+  request.envp = {"A=1"};
+  request.cwd = "/work";
+  request.kill_grace_ms = 50;
+  CHECK(same_boundary(armed, request));
+
+  auto differs = [&](auto change) {
+    jail_spec other = request;
+    change(other);
+    return !same_boundary(armed, other);
+  };
+  CHECK(differs([](jail_spec& s) { s.mounts.push_back({mount_kind::rw_bind, "/home", "/home", 0, false}); }));
+  CHECK(differs([](jail_spec& s) { s.landlock_rules[0].writable = true; }));
+  CHECK(differs([](jail_spec& s) { s.share_network = true; }));
+  CHECK(differs([](jail_spec& s) { s.seccomp_kill = true; }));
+  CHECK(differs([](jail_spec& s) { s.uid_outside = 0; }));
+  CHECK(differs([](jail_spec& s) { s.cgroup_procs.clear(); }));
+  CHECK(differs([](jail_spec& s) { s.controlling_tty = true; }));
+
+  // The launch carries only its own fields onto the armed spec.
+  jail_spec launched = armed;
+  jail_spec hostile = request;
+  hostile.share_network = true;
+  hostile.mounts.clear();
+  apply_launch(launched, hostile);
+  CHECK(launched.argv == request.argv);
+  CHECK_FALSE(launched.share_network);
+  CHECK(launched.mounts.size() == 1);
+}
+
+TEST_CASE("spec frames round-trip, and EOF and a short frame are told apart", "[warm][spec]") {
+  auto through_pipe = [](const std::string& bytes, std::string& out) {
+    int p[2];
+    REQUIRE(::pipe(p) == 0);
+    REQUIRE(::write(p[1], bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    ::close(p[1]);
+    auto got = helper::read_frame(p[0], out);
+    ::close(p[0]);
+    return got;
+  };
+  jail_spec s;
+  s.mode = jail_mode::jail;
+  s.program = "/bin/true";
+  s.argv = {"true"};
+  std::string out;
+  REQUIRE(through_pipe(spec_frame(serialize(s)), out) == helper::frame_read::ok);
+  auto parsed = parse_jail_spec(out);
+  REQUIRE(parsed);
+  CHECK(parsed->argv == s.argv);
+  CHECK(through_pipe("", out) == helper::frame_read::eof);
+  CHECK(through_pipe(spec_frame("abcdef").substr(0, 6), out) == helper::frame_read::broken);
+  std::uint32_t huge = kMaxFrameBytes + 1;
+  CHECK(through_pipe(std::string(reinterpret_cast<const char*>(&huge), 4), out) == helper::frame_read::broken);
+}
