@@ -520,7 +520,8 @@ TEST_CASE("a cpu quota of 0.2 cores holds a busy loop well below its wall time",
   std::cout << "[cgroup] busy loop under 0.2 cores: cpu " << cpu << " s over " << wall << " s wall\n";
   CHECK(r.enforced_cpu);
   CHECK(cpu > 0.01);
-  CHECK(cpu < 0.6);
+  // Against the wall time it really took (a loaded machine stretches it), plus one period.
+  CHECK(cpu < 0.2 * wall + 0.15);
   CHECK(wall >= 1.0);
 }
 
