@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/runtime_fixture.hpp"
+#include "tests/served_daemon.hpp"
 
 using namespace corral;
 using namespace std::chrono_literals;
@@ -25,45 +26,10 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
-// `corral serve --allow-host` on a socket in its own temp dir; SIGTERM then a bounded reap.
-struct served_daemon {
-  testing::temp_dir dir{"corral-mcpd-"};
-  std::string socket = dir / "corral.sock";
-  pid_t pid = -1;
-
-  served_daemon() {
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::chdir(dir.path().c_str());
-      ::execl(CORRAL_TEST_CLI, CORRAL_TEST_CLI, "serve", "--socket", socket.c_str(), "--state-dir",
-              (dir / "state").c_str(), "--allow-host", nullptr);
-      ::_exit(127);
-    }
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (::access(socket.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(20ms);
-    REQUIRE(::access(socket.c_str(), F_OK) == 0);
-  }
-  ~served_daemon() {
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (::waitpid(pid, &status, WNOHANG) != pid) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-};
-
 } // namespace
 
 TEST_CASE("corral mcp --connect passes lines unchanged through the daemon and mirrors the exit", "[session][mcp][daemon]") {
-  served_daemon d;
+  testing::served_daemon d;
   testing::temp_dir dir;
   {
     std::ofstream in(dir / "in");
@@ -97,3 +63,4 @@ TEST_CASE("corral mcp --connect to no daemon is refused and says where it looked
   CHECK(read_all(dir / "err").find(dir / "none.sock") != std::string::npos);
   CHECK(read_all(dir / "out").empty());
 }
+
