@@ -292,6 +292,44 @@ TEST_CASE("a stdio session echoes framed messages through session.* and ends on 
   CHECK(error_of(c.reply(12))["code"] == rpc::kInvalidParams);
 }
 
+TEST_CASE("a stdio session with forward_stderr sends the child's stderr as session.stderr while it runs", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "session.open", {{"kind", "stdio"}, {"forward_stderr", "yes"}, {"argv", {"cat"}}});
+  CHECK(error_of(c.reply(1))["code"] == rpc::kInvalidParams);
+  // The child's stderr comes before it has read anything: live, not at the end.
+  c.call(2, "session.open", {{"kind", "stdio"},
+                             {"forward_stderr", true},
+                             {"argv", {"/bin/sh", "-c", "printf 'log-one\\n\\377\\n' >&2; read x; echo \"got:$x\"; echo log-two >&2"}}});
+  auto opened = c.reply(2);
+  REQUIRE(opened.contains("result"));
+  auto id = opened["result"]["session"].get<std::string>();
+  std::string err;
+  std::vector<std::string> err_base64;
+  json ended;
+  auto take = [&](const json& m) {
+    if (m.value("method", "") == "session.stderr" && m["params"]["session"] == id) {
+      err += m["params"]["data"].get<std::string>();
+      if (m["params"].contains("data_base64")) err_base64.push_back(m["params"]["data_base64"]);
+    }
+    if (m.value("method", "") == "session.ended") ended = m["params"];
+  };
+  while (err.find("log-one") == std::string::npos) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    take(m);
+  }
+  c.call(3, "session.write", {{"session", id}, {"data", "ping"}});
+  while (ended.is_null()) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    take(m);
+  }
+  CHECK(err == "log-one\n\xEF\xBF\xBD\nlog-two\n");  // the byte that is not UTF-8 as U+FFFD...
+  CHECK(!err_base64.empty());                        // ...and exactly in data_base64
+  CHECK(ended["exit_code"] == 0);
+}
+
 TEST_CASE("one client's session is invisible to another; a disconnect ends the session's child", "[daemon]") {
   daemon_process d;
   line_client b(d.socket);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
@@ -64,3 +65,43 @@ TEST_CASE("corral mcp --connect to no daemon is refused and says where it looked
   CHECK(read_all(dir / "out").empty());
 }
 
+TEST_CASE("corral mcp --connect copies the server's stderr as it comes, and only once", "[session][mcp][daemon]") {
+  testing::served_daemon d;
+  testing::temp_dir dir;
+  int in[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  std::string out = dir / "out", err = dir / "err";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(in[0], STDIN_FILENO);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0) ::_exit(127);
+    ::dup2(o, STDOUT_FILENO);
+    ::dup2(e, STDERR_FILENO);
+    ::execlp("timeout", "timeout", "60", CORRAL_TEST_CLI, "mcp", "--connect", d.socket.c_str(), "--tier", "host", "--",
+             "/bin/sh", "-c", "echo server-log-early >&2; while read l; do echo \"$l\"; done; echo server-log-late >&2",
+             nullptr);
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  // Its stdin still open, the server is running: what reached stderr came live.
+  bool live = testing::eventually([&] { return read_all(err).find("server-log-early") != std::string::npos; }, 20s);
+  ::close(in[1]);
+  int status = 0;
+  bool reaped = testing::eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s);
+  if (!reaped) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  auto log = read_all(err);
+  INFO(log);
+  CHECK(live);
+  REQUIRE(reaped);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(log.find("server-log-early") == log.rfind("server-log-early"));  // not again from the tail
+  CHECK(log.find("server-log-late") != std::string::npos);
+  CHECK(read_all(out).empty());
+}

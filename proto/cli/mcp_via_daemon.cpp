@@ -38,11 +38,12 @@ struct proxy_state {
         stdout_open = false;  // the client is gone: nobody reads the server any more
         want_close = true;
       }
+    } else if (method == "session.stderr") {
+      write_all(STDERR_FILENO, data_bytes(p));
     } else if (method == "session.refused") {
       spdlog::warn("corral mcp: a server message was not forwarded: {}", p.value("message", ""));
     } else if (method == "session.ended") {
-      auto tail = p.value("stderr_tail", "");
-      if (!tail.empty()) write_all(STDERR_FILENO, tail);
+      // The stderr went out live (session.stderr): its tail here would repeat it.
       if (p.contains("detail") && p["detail"].is_string()) std::cerr << "corral: " << p["detail"].get<std::string>() << "\n";
       if (p.contains("signal") && p["signal"].is_number_integer()) exit_status = 128 + p["signal"].get<int>();
       else if (p.contains("exit_code") && p["exit_code"].is_number_integer()) exit_status = p["exit_code"].get<int>();
@@ -59,7 +60,7 @@ int mcp_via_daemon(const session_request& request, const std::string& socket_pat
     std::cerr << "corral: " << client.error().describe() << "\n";
     return kExitRefused;
   }
-  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}};
+  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}, {"forward_stderr", true}};
   if (!request.tier.empty()) open["tier"] = request.tier;
   if (request.idle_timeout != kNoDeadline)
     open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
