@@ -1,5 +1,6 @@
 // `corral serve` from outside: a real daemon process on a temp socket, raw JSON-RPC lines,
 // and every claim checked where a client (or an operator) would see it.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -482,6 +483,66 @@ TEST_CASE("a client that never reads is disconnected; others are unaffected", "[
     if (h["clients"] == 1) cut = true;  // only `other`: the lazy one was dropped
   }
   CHECK(cut);
+  CHECK(pid_alive(d.pid));
+}
+
+// Resident memory of `pid` in bytes (VmRSS), 0 when it is gone.
+static std::uint64_t rss_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST_CASE("a client that stops reading streamed exec output is cut off: bounded memory, its child gone", "[daemon]") {
+  // A cap far above the daemon's 16 MiB pending-output bound, and a timeout far beyond the
+  // waits below: only the disconnect can end this execution in time.
+  testing::temp_dir conf{"corral-slow-reader-"};
+  {
+    std::ofstream toml(conf / "corral.toml");
+    toml << "[sandbox.limits]\noutput_cap = \"1g\"\ntimeout = 600\n";
+  }
+  daemon_process d({"--config", conf / "corral.toml"});
+  {
+    line_client warm(d.socket);  // the runtime's first execution allocates what it keeps
+    warm.call(1, "exec", {{"argv", {"/bin/sh", "-c", "echo warm"}}});
+    REQUIRE(warm.reply(1).contains("result"));
+  }
+  auto rss_before = rss_of(d.pid);
+  REQUIRE(rss_before > 0);
+  line_client lazy(d.socket);
+  int small = 4096;
+  ::setsockopt(lazy.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  lazy.call(1, "exec", {{"argv", {"yes", "corral-slow-reader-5757"}}});
+  REQUIRE(eventually([] { return !with_arg("corral-slow-reader-5757").empty(); }, 10s));
+  // Meanwhile another client is answered, and the daemon never holds much of the flood.
+  std::uint64_t rss_peak = rss_before;
+  std::size_t answered = 0;
+  bool gone = eventually([&] {
+    rss_peak = std::max(rss_peak, rss_of(d.pid));
+    line_client other(d.socket);
+    other.call(1, "health");
+    if (other.reply(1)["result"]["status"] == "ok") ++answered;
+    return with_arg("corral-slow-reader-5757").empty();
+  }, 60s);
+  CHECK(gone);
+  CHECK(answered > 0);
+  INFO("daemon RSS before " << rss_before << ", peak " << rss_peak);
+  CHECK(rss_peak - rss_before < (256u << 20));
+  // The lazy client finds its connection closed once it reads what was queued.
+  std::size_t drained = 0;
+  bool eof = false, stuck = false;
+  while (!eof && !stuck && drained < (1u << 30)) {
+    char chunk[65536];
+    ssize_t n = ::read(lazy.fd, chunk, sizeof chunk);  // bounded by the socket's 20 s timeout
+    eof = n == 0;
+    stuck = n < 0;
+    if (n > 0) drained += static_cast<std::size_t>(n);
+  }
+  INFO("the lazy client read " << drained << " bytes before the end");
+  CHECK(eof);
+  CHECK(drained < (64u << 20));
   CHECK(pid_alive(d.pid));
 }
 
