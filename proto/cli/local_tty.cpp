@@ -40,7 +40,7 @@ raw_mode::raw_mode() {
   if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &g_saved) < 0) return;
   termios raw = g_saved;
   ::cfmakeraw(&raw);
-  for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGABRT, SIGSEGV}) ::signal(sig, on_fatal_signal);
+  for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGABRT, SIGSEGV, SIGPIPE}) ::signal(sig, on_fatal_signal);
   if (::tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0) g_raw = true;
 }
 

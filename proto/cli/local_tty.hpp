@@ -8,7 +8,8 @@
 namespace corral::cli {
 
 // Raw mode on stdin for as long as it lives (nothing when stdin is not a terminal). A fatal
-// signal (TERM, HUP, QUIT, INT, ABRT, SEGV) restores the mode before the process dies of it.
+// signal (TERM, HUP, QUIT, INT, ABRT, SEGV, PIPE: a closed stdout) restores the mode before
+// the process dies of it.
 struct raw_mode {
   raw_mode();
   ~raw_mode();
