@@ -32,7 +32,7 @@ captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint6
     auto tail = incomplete_utf8_tail(data);
     data.resize(data.size() - tail);
     dropped += tail;
-    data += "\n[corral: output truncated at " + std::to_string(cap) + " bytes; " +
+    data += std::string(kTruncationNotice) + std::to_string(cap) + " bytes; " +
             std::to_string(dropped) + " bytes dropped]\n";
   }
   out.data = std::move(data);

@@ -3,6 +3,8 @@
 // rest so the child never blocks) and, at EOF, reports the captured stream once.
 #pragma once
 
+#include <string_view>
+
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
@@ -11,6 +13,10 @@
 #include "actors/io_events.hpp"
 
 namespace corral {
+
+// How the notice finalize_capture appends begins: a client that printed the live pieces
+// (which never carry it) finds it in the result's stream by this.
+inline constexpr std::string_view kTruncationNotice = "\n[corral: output truncated at ";
 
 // Cuts `data` (at most `cap` bytes) back to a UTF-8 boundary when output was dropped, so
 // the kept text never ends inside a character, and appends a visible notice.

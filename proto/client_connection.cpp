@@ -163,6 +163,9 @@ expected<session_request> stdio_params(const json& params) {
       auto mode = parse_framing_mode(name);
       if (!mode) return bad_param(key, "\"newline\", \"content-length\" or \"raw\"");
       r.framing = *mode;
+    } else if (key == "forward_stderr") {
+      if (!v.is_boolean()) return bad_param(key, "true or false");
+      r.forward_stderr = v.get<bool>();
     } else if (key == "idle_timeout") {
       auto t = seconds(v, key);
       if (!t) return t.error();
@@ -245,6 +248,13 @@ void on_refused(self_ptr self, session_refused& r) {
          {{"session", s.id}, {"code", rpc::code_for(r.error.kind)}, {"kind", to_string(r.error.kind)}, {"message", r.error.message}});
 }
 
+void on_stderr(self_ptr self, session_stderr& e) {
+  if (!known_session(self, e.session, e)) return;
+  auto& s = self->state.sessions.at(e.session);
+  auto text = s.stderr_carry.take(e.bytes);
+  if (!text.empty()) notify(self, "session.stderr", data_params(s.id, text));
+}
+
 void on_terminal_output(self_ptr self, terminal_output& o) {
   if (!known_session(self, o.session, o)) return;
   auto& s = self->state.sessions.at(o.session);
@@ -256,6 +266,7 @@ void on_ended(self_ptr self, session_ended& e) {
   if (!known_session(self, e.session, e)) return;
   auto& s = self->state.sessions.at(e.session);
   if (auto rest = s.carry.flush(); !rest.empty()) notify(self, "session.output", data_params(s.id, rest));
+  if (auto rest = s.stderr_carry.flush(); !rest.empty()) notify(self, "session.stderr", data_params(s.id, rest));
   json p{{"session", s.id},
          {"reason", to_string(e.reason)},
          {"exit_code", e.exit_code ? json(*e.exit_code) : json(nullptr)},
@@ -279,6 +290,7 @@ void replay_early(self_ptr self, std::uint64_t number) {
           using T = std::decay_t<decltype(x)>;
           if constexpr (std::is_same_v<T, session_message>) on_message(self, x);
           else if constexpr (std::is_same_v<T, session_refused>) on_refused(self, x);
+          else if constexpr (std::is_same_v<T, session_stderr>) on_stderr(self, x);
           else if constexpr (std::is_same_v<T, terminal_output>) on_terminal_output(self, x);
           else on_ended(self, x);
         },
@@ -499,6 +511,7 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
       },
       [=](session_message& m) { on_message(self, m); },
       [=](session_refused& r) { on_refused(self, r); },
+      [=](session_stderr& e) { on_stderr(self, e); },
       [=](terminal_output& o) { on_terminal_output(self, o); },
       [=](session_ended& e) { on_ended(self, e); },
       [=](conn_closed&) {

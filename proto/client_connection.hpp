@@ -43,11 +43,13 @@ struct client_session {
   std::string id;
   bool terminal = false;
   caf::actor actor;
-  utf8_carry carry;  // terminal output arrives in arbitrary chunks
+  utf8_carry carry;         // terminal output arrives in arbitrary chunks
+  utf8_carry stderr_carry;  // so does a stdio child's forwarded stderr
 };
 
 // What a session said before the reply that opened it was handled (its number unknown yet).
-using early_session_event = std::variant<session_message, session_refused, terminal_output, session_ended>;
+using early_session_event =
+    std::variant<session_message, session_refused, session_stderr, terminal_output, session_ended>;
 
 struct client_connection_state {
   connection_id id = 0;

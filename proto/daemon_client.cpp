@@ -8,6 +8,7 @@
 
 #include "proto/exec_params.hpp"
 #include "proto/jsonrpc.hpp"
+#include "proto/result_json.hpp"
 
 namespace corral {
 
@@ -86,10 +87,7 @@ expected<nlohmann::json> daemon_client::await_reply(std::int64_t id, const outpu
       if (on_notification) on_notification(msg);
       if (msg["method"] == "exec.output" && on_output && msg.contains("params")) {
         auto& p = msg["params"];
-        std::string bytes = p.value("data", "");
-        if (p.contains("data_base64") && p["data_base64"].is_string())
-          if (auto raw = base64_decode(p["data_base64"].get<std::string>())) bytes = *raw;
-        on_output(p.value("stream", "stdout"), bytes);
+        on_output(p.value("stream", "stdout"), data_bytes(p));
       }
       continue;
     }
@@ -133,6 +131,21 @@ expected<nlohmann::json> daemon_client::exec(const exec_request& request, output
   }
   if (auto s = write_all(fd_, line); !s) return s.error();
   return await_reply(id, on_output);
+}
+
+nlohmann::json session_data_params(const std::string& session, const std::string& bytes) {
+  nlohmann::json p{{"session", session}};
+  if (is_valid_utf8(bytes)) p["data"] = bytes;
+  else p["data_base64"] = base64_encode(bytes);
+  return p;
+}
+
+std::string data_bytes(const nlohmann::json& params) {
+  if (!params.is_object()) return {};
+  if (auto b = params.find("data_base64"); b != params.end() && b->is_string())
+    if (auto raw = base64_decode(b->get<std::string>())) return *raw;
+  auto d = params.find("data");
+  return d != params.end() && d->is_string() ? d->get<std::string>() : std::string();
 }
 
 } // namespace corral

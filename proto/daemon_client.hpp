@@ -49,4 +49,10 @@ private:
   std::string buffer_;
 };
 
+// Bytes as the protocol carries them (PROTOCOL.md): `data` when they are valid UTF-8, else
+// `data_base64` too. The session.write params for `bytes`, and the exact bytes of a
+// notification's params (session.output, exec.output).
+nlohmann::json session_data_params(const std::string& session, const std::string& bytes);
+std::string data_bytes(const nlohmann::json& params);
+
 } // namespace corral

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime_fixture.hpp"
+#include "served_daemon.hpp"
 
 extern char** environ;
 
@@ -328,4 +329,20 @@ TEST_CASE("corral prints nothing on stdout besides the child's output", "[cli]")
     CHECK(r.out == "out");
     CHECK(r.err == "err");
   }
+}
+
+TEST_CASE("corral run prints the truncation notice in-process and through the daemon alike", "[cli][daemon]") {
+  served_daemon d;  // --allow-host
+  std::vector<std::string> prog{"--output-cap", "1000", "--", "/bin/sh", "-c",
+                                "head -c 5000 /dev/zero | tr \"\\000\" a; head -c 3000 /dev/zero | tr \"\\000\" b >&2; exit 4"};
+  auto in_process = run_host(prog);
+  auto args = prog;
+  args.insert(args.begin(), {"--connect", d.socket});
+  auto via_daemon = run_host(args);
+  CHECK(in_process.exit_status == 4);
+  CHECK(in_process.out == std::string(1000, 'a') + "\n[corral: output truncated at 1000 bytes; 4000 bytes dropped]\n");
+  CHECK(in_process.err == std::string(1000, 'b') + "\n[corral: output truncated at 1000 bytes; 2000 bytes dropped]\n");
+  CHECK(via_daemon.exit_status == 4);
+  CHECK(via_daemon.out == in_process.out);
+  CHECK(via_daemon.err == in_process.err);
 }

@@ -1,5 +1,6 @@
 // `corral serve` from outside: a real daemon process on a temp socket, raw JSON-RPC lines,
 // and every claim checked where a client (or an operator) would see it.
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -292,6 +293,44 @@ TEST_CASE("a stdio session echoes framed messages through session.* and ends on 
   CHECK(error_of(c.reply(12))["code"] == rpc::kInvalidParams);
 }
 
+TEST_CASE("a stdio session with forward_stderr sends the child's stderr as session.stderr while it runs", "[daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "session.open", {{"kind", "stdio"}, {"forward_stderr", "yes"}, {"argv", {"cat"}}});
+  CHECK(error_of(c.reply(1))["code"] == rpc::kInvalidParams);
+  // The child's stderr comes before it has read anything: live, not at the end.
+  c.call(2, "session.open", {{"kind", "stdio"},
+                             {"forward_stderr", true},
+                             {"argv", {"/bin/sh", "-c", "printf 'log-one\\n\\377\\n' >&2; read x; echo \"got:$x\"; echo log-two >&2"}}});
+  auto opened = c.reply(2);
+  REQUIRE(opened.contains("result"));
+  auto id = opened["result"]["session"].get<std::string>();
+  std::string err;
+  std::vector<std::string> err_base64;
+  json ended;
+  auto take = [&](const json& m) {
+    if (m.value("method", "") == "session.stderr" && m["params"]["session"] == id) {
+      err += m["params"]["data"].get<std::string>();
+      if (m["params"].contains("data_base64")) err_base64.push_back(m["params"]["data_base64"]);
+    }
+    if (m.value("method", "") == "session.ended") ended = m["params"];
+  };
+  while (err.find("log-one") == std::string::npos) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    take(m);
+  }
+  c.call(3, "session.write", {{"session", id}, {"data", "ping"}});
+  while (ended.is_null()) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    take(m);
+  }
+  CHECK(err == "log-one\n\xEF\xBF\xBD\nlog-two\n");  // the byte that is not UTF-8 as U+FFFD...
+  CHECK(!err_base64.empty());                        // ...and exactly in data_base64
+  CHECK(ended["exit_code"] == 0);
+}
+
 TEST_CASE("one client's session is invisible to another; a disconnect ends the session's child", "[daemon]") {
   daemon_process d;
   line_client b(d.socket);
@@ -444,6 +483,66 @@ TEST_CASE("a client that never reads is disconnected; others are unaffected", "[
     if (h["clients"] == 1) cut = true;  // only `other`: the lazy one was dropped
   }
   CHECK(cut);
+  CHECK(pid_alive(d.pid));
+}
+
+// Resident memory of `pid` in bytes (VmRSS), 0 when it is gone.
+static std::uint64_t rss_of(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  return 0;
+}
+
+TEST_CASE("a client that stops reading streamed exec output is cut off: bounded memory, its child gone", "[daemon]") {
+  // A cap far above the daemon's 16 MiB pending-output bound, and a timeout far beyond the
+  // waits below: only the disconnect can end this execution in time.
+  testing::temp_dir conf{"corral-slow-reader-"};
+  {
+    std::ofstream toml(conf / "corral.toml");
+    toml << "[sandbox.limits]\noutput_cap = \"1g\"\ntimeout = 600\n";
+  }
+  daemon_process d({"--config", conf / "corral.toml"});
+  {
+    line_client warm(d.socket);  // the runtime's first execution allocates what it keeps
+    warm.call(1, "exec", {{"argv", {"/bin/sh", "-c", "echo warm"}}});
+    REQUIRE(warm.reply(1).contains("result"));
+  }
+  auto rss_before = rss_of(d.pid);
+  REQUIRE(rss_before > 0);
+  line_client lazy(d.socket);
+  int small = 4096;
+  ::setsockopt(lazy.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+  lazy.call(1, "exec", {{"argv", {"yes", "corral-slow-reader-5757"}}});
+  REQUIRE(eventually([] { return !with_arg("corral-slow-reader-5757").empty(); }, 10s));
+  // Meanwhile another client is answered, and the daemon never holds much of the flood.
+  std::uint64_t rss_peak = rss_before;
+  std::size_t answered = 0;
+  bool gone = eventually([&] {
+    rss_peak = std::max(rss_peak, rss_of(d.pid));
+    line_client other(d.socket);
+    other.call(1, "health");
+    if (other.reply(1)["result"]["status"] == "ok") ++answered;
+    return with_arg("corral-slow-reader-5757").empty();
+  }, 60s);
+  CHECK(gone);
+  CHECK(answered > 0);
+  INFO("daemon RSS before " << rss_before << ", peak " << rss_peak);
+  CHECK(rss_peak - rss_before < (256u << 20));
+  // The lazy client finds its connection closed once it reads what was queued.
+  std::size_t drained = 0;
+  bool eof = false, stuck = false;
+  while (!eof && !stuck && drained < (1u << 30)) {
+    char chunk[65536];
+    ssize_t n = ::read(lazy.fd, chunk, sizeof chunk);  // bounded by the socket's 20 s timeout
+    eof = n == 0;
+    stuck = n < 0;
+    if (n > 0) drained += static_cast<std::size_t>(n);
+  }
+  INFO("the lazy client read " << drained << " bytes before the end");
+  CHECK(eof);
+  CHECK(drained < (64u << 20));
   CHECK(pid_alive(d.pid));
 }
 

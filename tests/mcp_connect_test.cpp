@@ -3,6 +3,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <sys/wait.h>
@@ -12,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/runtime_fixture.hpp"
+#include "tests/served_daemon.hpp"
 
 using namespace corral;
 using namespace std::chrono_literals;
@@ -25,45 +27,10 @@ std::string read_all(const std::string& path) {
   return s.str();
 }
 
-// `corral serve --allow-host` on a socket in its own temp dir; SIGTERM then a bounded reap.
-struct served_daemon {
-  testing::temp_dir dir{"corral-mcpd-"};
-  std::string socket = dir / "corral.sock";
-  pid_t pid = -1;
-
-  served_daemon() {
-    pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::chdir(dir.path().c_str());
-      ::execl(CORRAL_TEST_CLI, CORRAL_TEST_CLI, "serve", "--socket", socket.c_str(), "--state-dir",
-              (dir / "state").c_str(), "--allow-host", nullptr);
-      ::_exit(127);
-    }
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (::access(socket.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(20ms);
-    REQUIRE(::access(socket.c_str(), F_OK) == 0);
-  }
-  ~served_daemon() {
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (::waitpid(pid, &status, WNOHANG) != pid) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid, SIGKILL);
-        ::waitpid(pid, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-  }
-};
-
 } // namespace
 
 TEST_CASE("corral mcp --connect passes lines unchanged through the daemon and mirrors the exit", "[session][mcp][daemon]") {
-  served_daemon d;
+  testing::served_daemon d;
   testing::temp_dir dir;
   {
     std::ofstream in(dir / "in");
@@ -96,4 +63,45 @@ TEST_CASE("corral mcp --connect to no daemon is refused and says where it looked
   CHECK(WEXITSTATUS(rc) == 125);
   CHECK(read_all(dir / "err").find(dir / "none.sock") != std::string::npos);
   CHECK(read_all(dir / "out").empty());
+}
+
+TEST_CASE("corral mcp --connect copies the server's stderr as it comes, and only once", "[session][mcp][daemon]") {
+  testing::served_daemon d;
+  testing::temp_dir dir;
+  int in[2];
+  REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
+  std::string out = dir / "out", err = dir / "err";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(in[0], STDIN_FILENO);
+    int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (o < 0 || e < 0) ::_exit(127);
+    ::dup2(o, STDOUT_FILENO);
+    ::dup2(e, STDERR_FILENO);
+    ::execlp("timeout", "timeout", "60", CORRAL_TEST_CLI, "mcp", "--connect", d.socket.c_str(), "--tier", "host", "--",
+             "/bin/sh", "-c", "echo server-log-early >&2; while read l; do echo \"$l\"; done; echo server-log-late >&2",
+             nullptr);
+    ::_exit(127);
+  }
+  ::close(in[0]);
+  // Its stdin still open, the server is running: what reached stderr came live.
+  bool live = testing::eventually([&] { return read_all(err).find("server-log-early") != std::string::npos; }, 20s);
+  ::close(in[1]);
+  int status = 0;
+  bool reaped = testing::eventually([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, 30s);
+  if (!reaped) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+  }
+  auto log = read_all(err);
+  INFO(log);
+  CHECK(live);
+  REQUIRE(reaped);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(log.find("server-log-early") == log.rfind("server-log-early"));  // not again from the tail
+  CHECK(log.find("server-log-late") != std::string::npos);
+  CHECK(read_all(out).empty());
 }

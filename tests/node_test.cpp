@@ -351,3 +351,15 @@ TEST_CASE("nodes: no TCP port without mutual TLS; bad credentials are named befo
   REQUIRE(v6);
   CHECK(v6->label() == "[::1]:80");
 }
+
+TEST_CASE("nodes: TLS files without --node-listen are refused, not silently ignored", "[node]") {
+  testing::temp_dir cwd{"corral-node-nolisten-"};
+  int code = run_program({CORRAL_TEST_CLI, "serve", "--socket", cwd / "s.sock", "--state-dir", cwd / "state",
+                          "--node-cert", cwd / "node.pem", "--node-ca", cwd / "ca.pem"},
+                         cwd / "out", cwd.path(), 30s);
+  auto out = slurp(cwd / "out");
+  INFO(out);
+  CHECK(code == 125);
+  CHECK(out.find("only apply with --node-listen") != std::string::npos);
+  CHECK(!testing::exists(cwd / "s.sock"));  // refused before anything listens
+}

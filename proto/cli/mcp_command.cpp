@@ -39,7 +39,7 @@ options:
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
   --connect SOCKET    run the server in a `corral serve` daemon's stdio session (its
-                      profile and opt-ins apply; the server's stderr comes at the end)
+                      profile and opt-ins apply)
   -v                  debug logging on stderr
 )";
 

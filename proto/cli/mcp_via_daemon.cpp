@@ -12,8 +12,6 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
-#include "proto/exec_params.hpp"
-#include "proto/result_json.hpp"
 
 namespace corral::cli {
 
@@ -21,19 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-
-// A message as session.write takes it: text when it is valid UTF-8, else base64.
-json write_params(const std::string& session, const std::string& message) {
-  json p{{"session", session}};
-  try {
-    p["data"] = message;
-    (void)p.dump();
-  } catch (const json::exception&) {
-    p.erase("data");
-    p["data_base64"] = base64_encode(message);
-  }
-  return p;
-}
 
 struct proxy_state {
   std::string session;
@@ -47,19 +32,18 @@ struct proxy_state {
     if (p.value("session", "") != session) return;
     auto method = m.value("method", "");
     if (method == "session.output") {
-      std::string bytes = p.value("data", "");
-      if (p.contains("data_base64") && p["data_base64"].is_string())
-        if (auto raw = base64_decode(p["data_base64"].get<std::string>())) bytes = *raw;
+      std::string bytes = data_bytes(p);
       bytes.push_back('\n');
       if (stdout_open && !write_all(STDOUT_FILENO, bytes)) {
         stdout_open = false;  // the client is gone: nobody reads the server any more
         want_close = true;
       }
+    } else if (method == "session.stderr") {
+      write_all(STDERR_FILENO, data_bytes(p));
     } else if (method == "session.refused") {
       spdlog::warn("corral mcp: a server message was not forwarded: {}", p.value("message", ""));
     } else if (method == "session.ended") {
-      auto tail = p.value("stderr_tail", "");
-      if (!tail.empty()) write_all(STDERR_FILENO, tail);
+      // The stderr went out live (session.stderr): its tail here would repeat it.
       if (p.contains("detail") && p["detail"].is_string()) std::cerr << "corral: " << p["detail"].get<std::string>() << "\n";
       if (p.contains("signal") && p["signal"].is_number_integer()) exit_status = 128 + p["signal"].get<int>();
       else if (p.contains("exit_code") && p["exit_code"].is_number_integer()) exit_status = p["exit_code"].get<int>();
@@ -76,7 +60,7 @@ int mcp_via_daemon(const session_request& request, const std::string& socket_pat
     std::cerr << "corral: " << client.error().describe() << "\n";
     return kExitRefused;
   }
-  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}};
+  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}, {"forward_stderr", true}};
   if (!request.tier.empty()) open["tier"] = request.tier;
   if (request.idle_timeout != kNoDeadline)
     open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
@@ -94,7 +78,7 @@ int mcp_via_daemon(const session_request& request, const std::string& socket_pat
   auto close_session = [&] {
     if (close_sent) return;
     close_sent = true;
-    if (!pending_input.empty()) client->call("session.write", write_params(st.session, pending_input), on_note);
+    if (!pending_input.empty()) client->call("session.write", session_data_params(st.session, pending_input), on_note);
     pending_input.clear();
     client->call("session.close", {{"session", st.session}}, on_note);
   };
@@ -139,7 +123,7 @@ int mcp_via_daemon(const session_request& request, const std::string& socket_pat
                        request.max_message_bytes);
           continue;
         }
-        auto written = client->call("session.write", write_params(st.session, line), on_note);
+        auto written = client->call("session.write", session_data_params(st.session, line), on_note);
         if (!written && written.error().kind != failure_kind::limit_exceeded) {
           spdlog::debug("corral mcp: the server did not take a message: {}", written.error().describe());
           stdin_open = false;

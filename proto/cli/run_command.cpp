@@ -4,12 +4,14 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "actors/output_collector.hpp"
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
+#include "proto/exec_params.hpp"
 #include "proto/node_pool.hpp"
 #include "proto/result_json.hpp"
 
@@ -32,6 +34,19 @@ int refuse(const failure& f, bool json) {
 }
 
 
+// The live pieces are what the result keeps, without the notice the collector appends when
+// output was dropped: that notice still goes where the in-process path prints it.
+void print_truncation_notices(const nlohmann::json& result) {
+  for (std::string stream : {"stdout", "stderr"}) {
+    if (!result.value(stream + "_truncated", false)) continue;
+    auto text = result.value(stream, std::string());
+    if (auto raw = result.find(stream + "_base64"); raw != result.end() && raw->is_string())
+      if (auto bytes = base64_decode(raw->get<std::string>())) text = *bytes;
+    auto at = text.rfind(kTruncationNotice);
+    if (at != std::string::npos) write_all(stream == "stderr" ? STDERR_FILENO : STDOUT_FILENO, text.substr(at));
+  }
+}
+
 // --connect: the same output and exit status, with the daemon doing the work. Output
 // streams as it arrives (all of it at the end with --json, as in-process).
 int run_via_daemon(const run_options& options) {
@@ -45,6 +60,7 @@ int run_via_daemon(const run_options& options) {
   auto result = client->exec(options.request, live);
   if (!result) return refuse(result.error(), options.json);
   if (options.json) std::cout << result->dump() << "\n";
+  else print_truncation_notices(*result);
   if (result->value("timed_out", false)) return kExitTimeout;
   if (auto sig = result->find("signal"); sig != result->end() && sig->is_number_integer()) return 128 + sig->get<int>();
   if (auto code = result->find("exit_code"); code != result->end() && code->is_number_integer()) return code->get<int>();

@@ -99,6 +99,14 @@ int serve_command(const std::vector<std::string>& args) {
       return kExitRefused;
     }
   }
+  // Without a listener the files would be ignored, and an operator who forgot --node-listen
+  // would believe the machine serves other nodes.
+  const auto& tls = options.node_credentials;
+  if (!options.node_listen && (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty())) {
+    std::cerr << "corral serve: --node-cert, --node-key and --node-ca only apply with --node-listen HOST:PORT; "
+                 "add it to serve other machines, or drop them\n";
+    return kExitRefused;
+  }
   configure_logging(verbose);
   char cwd[4096];
   auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");

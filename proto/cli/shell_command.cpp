@@ -1,15 +1,12 @@
 // corral shell: an interactive terminal inside the boundary for a person. The local tty is
 // put in raw mode (restored on every exit path: normal return, error, fatal signal), and
 // its window size follows the local one (SIGWINCH).
-#include <atomic>
 #include <cerrno>
-#include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <iostream>
 #include <poll.h>
-#include <sys/ioctl.h>
-#include <termios.h>
 #include <thread>
 #include <unistd.h>
 
@@ -19,6 +16,8 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/local_tty.hpp"
+#include "proto/cli/shell_via_daemon.hpp"
 #include "proto/cli/write_all.hpp"
 
 namespace corral::cli {
@@ -35,65 +34,24 @@ options:
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
+  --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
+                  opt-ins apply; 125 when the daemon goes away)
   -v              debug logging on stderr
 )";
 
-// The saved local mode, for the signal handler: a handler may only call async-signal-safe
-// functions, and tcsetattr is one.
-termios g_saved{};
-std::atomic<bool> g_raw{false};
-int g_winch_pipe[2] = {-1, -1};
-
-void restore_tty() {
-  if (g_raw.exchange(false)) ::tcsetattr(STDIN_FILENO, TCSAFLUSH, &g_saved);
-}
-
-void on_fatal_signal(int sig) {
-  restore_tty();
-  ::signal(sig, SIG_DFL);
-  ::raise(sig);
-}
-
-void on_winch(int) {
-  int saved = errno;
-  if (g_winch_pipe[1] >= 0) (void)!::write(g_winch_pipe[1], "w", 1);
-  errno = saved;
-}
-
-// Raw mode for as long as it lives.
-struct raw_mode {
-  raw_mode() {
-    if (!::isatty(STDIN_FILENO) || ::tcgetattr(STDIN_FILENO, &g_saved) < 0) return;
-    termios raw = g_saved;
-    ::cfmakeraw(&raw);
-    for (int sig : {SIGTERM, SIGHUP, SIGQUIT, SIGINT, SIGABRT, SIGSEGV}) ::signal(sig, on_fatal_signal);
-    if (::tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0) g_raw = true;
-  }
-  ~raw_mode() { restore_tty(); }
-};
-
-
-bool local_size(std::uint16_t& rows, std::uint16_t& cols) {
-  winsize ws{};
-  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_row == 0) return false;
-  rows = ws.ws_row;
-  cols = ws.ws_col;
-  return true;
-}
-
 // Local keystrokes and window changes to the terminal session; returns when asked to stop.
-void forward_input(caf::actor terminal, int stop_fd) {
+void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
   char buf[4096];
   bool stdin_open = true;
   for (;;) {
-    pollfd fds[3] = {{stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {g_winch_pipe[0], POLLIN, 0}, {stop_fd, POLLIN, 0}};
+    pollfd fds[3] = {{stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {winch.fd(), POLLIN, 0}, {stop_fd, POLLIN, 0}};
     if (::poll(fds, 3, -1) < 0) {
       if (errno == EINTR) continue;
       return;
     }
     if (fds[2].revents) return;
     if (fds[1].revents) {
-      (void)!::read(g_winch_pipe[0], buf, sizeof buf);
+      winch.drain();
       std::uint16_t rows = 0, cols = 0;
       if (local_size(rows, cols)) caf::anon_send(terminal, resize_atom::value, rows, cols);
     }
@@ -115,7 +73,7 @@ void forward_input(caf::actor terminal, int stop_fd) {
 
 int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
-  std::string config_path;
+  std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
@@ -129,10 +87,11 @@ int shell_command(const std::vector<std::string>& args) {
     }
     if (a == "--allow-host") allow_host = true;
     else if (a == "-v") verbose = true;
-    else if ((a == "--tier" || a == "--config" || a == "--lifetime") && i + 1 < args.size()) {
+    else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
       const auto& v = args[++i];
       if (a == "--tier") request.tier = v;
       else if (a == "--config") config_path = v;
+      else if (a == "--connect") connect_socket = v;
       else {
         try {
           request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
@@ -149,6 +108,7 @@ int shell_command(const std::vector<std::string>& args) {
   configure_logging(verbose);
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
+  if (!connect_socket.empty()) return shell_via_daemon(request, connect_socket);
 
   char cwd[4096];
   auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
@@ -172,18 +132,18 @@ int shell_command(const std::vector<std::string>& args) {
 
   int status = kExitRefused;
   int stop[2];
-  if (::pipe2(g_winch_pipe, O_CLOEXEC | O_NONBLOCK) < 0 || ::pipe2(stop, O_CLOEXEC) < 0) {
+  winch_pipe winch;
+  if (!winch.ok() || ::pipe2(stop, O_CLOEXEC) < 0) {
     std::cerr << "corral: pipe2: " << std::strerror(errno) << "\n";
     caf::anon_send(terminal->actor, cancel_atom::value);
     return kExitRefused;
   }
-  ::signal(SIGWINCH, on_winch);
   {
     raw_mode raw;
     caf::scoped_actor self{(*rt)->system()};
     self->request(terminal->actor, std::chrono::seconds(30), reattach_atom::value, caf::actor_cast<caf::actor>(self))
         .receive([](std::string& scrollback) { write_all(STDOUT_FILENO, scrollback); }, [](caf::error&) {});
-    std::thread input(forward_input, terminal->actor, stop[0]);
+    std::thread input(forward_input, terminal->actor, std::cref(winch), stop[0]);
     bool done = false;
     std::string failure_detail;
     while (!done) {
@@ -201,8 +161,7 @@ int shell_command(const std::vector<std::string>& args) {
     restore_tty();
     if (!failure_detail.empty()) std::cerr << "corral: the terminal failed: " << failure_detail << "\n";
   }
-  ::signal(SIGWINCH, SIG_DFL);
-  for (int fd : {stop[0], stop[1], g_winch_pipe[0], g_winch_pipe[1]}) ::close(fd);
+  for (int fd : {stop[0], stop[1]}) ::close(fd);
   rt->reset();
   return status;
 }

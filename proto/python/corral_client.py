@@ -67,14 +67,18 @@ class Session:
 
     Output arrives as bytes: to on_output(bytes) when given, else through iteration
     (`for chunk in session`, which ends with the session; stdio: one chunk per framed
-    message). wait() returns the session.ended params."""
+    message). wait() returns the session.ended params. A stdio session opened with
+    forward_stderr sends the child's stderr as it comes: to on_stderr(bytes) when given,
+    else appended to `stderr`."""
 
-    def __init__(self, client, kind, on_output=None, on_ended=None):
+    def __init__(self, client, kind, on_output=None, on_ended=None, on_stderr=None):
         self._client = client
         self.kind = kind
         self.id = None
         self.on_output = on_output
         self.on_ended = on_ended
+        self.on_stderr = on_stderr
+        self.stderr = bytearray()
         self.ended = None
         self._done = threading.Event()
         self._queue = queue.Queue()
@@ -125,6 +129,12 @@ class Session:
             self.on_output(data)
         else:
             self._queue.put(data)
+
+    def _stderr(self, data):
+        if self.on_stderr:
+            self.on_stderr(data)
+        else:
+            self.stderr += data
 
     def _end(self, params):
         self.ended = params
@@ -224,15 +234,19 @@ class Client:
         call_id = self._send("exec", params, call)
         return Execution(self, call_id, call)
 
-    def open_session(self, argv=None, kind="stdio", on_output=None, on_ended=None, timeout=None, **params):
+    def open_session(self, argv=None, kind="stdio", on_output=None, on_ended=None, timeout=None,
+                     on_stderr=None, **params):
         """Opens a session and returns its Session. kind: "stdio" or "terminal". Keyword
         arguments pass through as session.open params (env, tier, framing, rows, cols,
-        echo, idle_timeout, lifetime, memory, pids, cpu)."""
+        echo, idle_timeout, lifetime, memory, pids, cpu, forward_stderr); on_stderr implies
+        forward_stderr=True."""
         params = dict(params, kind=kind)
         if argv is not None:
             params["argv"] = list(argv)
+        if on_stderr is not None:
+            params["forward_stderr"] = True
         call = _Call()
-        call.session = Session(self, kind, on_output, on_ended)
+        call.session = Session(self, kind, on_output, on_ended, on_stderr)
         self._send("session.open", params, call)
         self._wait(call, timeout)
         return call.session
@@ -308,7 +322,7 @@ class Client:
 
     def _dispatch(self, msg):
         method = msg.get("method")
-        if method in ("session.output", "session.ended", "session.refused"):
+        if method in ("session.output", "session.stderr", "session.ended", "session.refused"):
             params = msg.get("params", {})
             with self._lock:
                 session = self._sessions.get(params.get("session"))
@@ -318,6 +332,8 @@ class Client:
                 return
             if method == "session.output":
                 session._output(_chunk_bytes(params))
+            elif method == "session.stderr":
+                session._stderr(_chunk_bytes(params))
             elif method == "session.ended":
                 session._end(params)
             return

@@ -170,6 +170,30 @@ class DaemonTest(unittest.TestCase):
             s.write("late")
         self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
 
+    def test_forwarded_stderr_arrives_while_the_session_runs(self):
+        c = self.client()
+        chunks = []
+        got = threading.Event()
+
+        def on_stderr(data):
+            chunks.append(data)
+            if b"log-one" in b"".join(chunks):
+                got.set()
+
+        server = "printf 'log-one\\n\\377\\n' >&2; read x; echo \"got:$x\""
+        s = self.open_or_skip(c, ["/bin/sh", "-c", server], on_stderr=on_stderr)
+        # Before the child has read anything, its stderr is here: live, not the tail at the end.
+        self.assertTrue(got.wait(10), "no session.stderr before the first write")
+        s.write("ping")
+        self.assertEqual(s.read(10), b"got:ping")
+        ended = s.wait(10)
+        self.assertEqual(ended["exit_code"], 0)
+        self.assertEqual(b"".join(chunks), b"log-one\n\xff\n")  # exact bytes, via data_base64
+        quiet = self.open_or_skip(c, ["/bin/sh", "-c", "echo kept >&2"])
+        quiet.wait(10)
+        self.assertEqual(bytes(quiet.stderr), b"")  # without forward_stderr: only the tail
+        self.assertIn("kept", quiet.ended["stderr_tail"])
+
     def test_sessions_are_per_connection_and_end_with_it(self):
         marker = "30.5353"
         a = Client(self.sock)

@@ -1,0 +1,145 @@
+#include "proto/cli/shell_via_daemon.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <poll.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "proto/cli/commands.hpp"
+#include "proto/cli/local_tty.hpp"
+#include "proto/cli/write_all.hpp"
+#include "proto/daemon_client.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+using nlohmann::json;
+
+json open_params(const terminal_request& r) {
+  json p{{"kind", "terminal"}, {"rows", r.rows}, {"cols", r.cols}};
+  if (!r.argv.empty()) p["argv"] = r.argv;
+  if (!r.env.empty()) p["env"] = r.env;
+  if (!r.tier.empty()) p["tier"] = r.tier;
+  if (r.lifetime != kNoDeadline) p["lifetime"] = static_cast<double>(r.lifetime.count()) / 1000.0;
+  return p;
+}
+
+struct terminal_state {
+  std::string session;
+  std::optional<int> exit_status;
+  std::string failure_detail;
+
+  void on_message(const json& m) {
+    auto p = m.find("params");
+    if (p == m.end() || !p->is_object() || p->value("session", "") != session) return;
+    auto method = m.value("method", "");
+    if (method == "session.output") {
+      write_all(STDOUT_FILENO, data_bytes(*p));
+    } else if (method == "session.ended") {
+      if (p->value("reason", "") == "failed") {
+        failure_detail = p->value("detail", std::string("no detail given"));
+        exit_status = kExitRefused;
+      } else if (auto sig = p->find("signal"); sig != p->end() && sig->is_number_integer()) {
+        exit_status = 128 + sig->get<int>();
+      } else if (auto code = p->find("exit_code"); code != p->end() && code->is_number_integer()) {
+        exit_status = code->get<int>();
+      } else {
+        exit_status = 0;
+      }
+    }
+  }
+};
+
+// The session runs in the daemon: losing the connection loses the terminal (the daemon
+// cancels a disconnected client's sessions), so it ends corral as a refusal would.
+int daemon_gone(const std::string& socket_path, const failure& why) {
+  restore_tty();
+  std::cerr << "\r\ncorral: lost the corral daemon at " << socket_path << " during the shell (" << why.message
+            << "); the terminal is gone with it\n";
+  return kExitRefused;
+}
+
+} // namespace
+
+int shell_via_daemon(const terminal_request& request, const std::string& socket_path) {
+  auto client = daemon_client::connect(socket_path);
+  if (!client) {
+    std::cerr << "corral: " << client.error().describe() << "\n";
+    return kExitRefused;
+  }
+  terminal_state st;
+  auto on_note = [&st](const json& m) { st.on_message(m); };
+  auto opened = client->call("session.open", open_params(request), on_note);
+  if (!opened) {
+    std::cerr << "corral: " << opened.error().describe() << "\n";
+    return kExitRefused;
+  }
+  st.session = opened->value("session", "");
+
+  winch_pipe winch;
+  if (!winch.ok()) {
+    std::cerr << "corral: pipe2: " << std::strerror(errno) << "\n";
+    return kExitRefused;  // the daemon ends the session when this connection closes
+  }
+  raw_mode raw;
+  // A failed call either raced the session's end (session.ended came before the error) or
+  // lost the daemon.
+  auto call = [&](const std::string& method, const json& params) -> std::optional<int> {
+    auto r = client->call(method, params, on_note);
+    if (r || st.exit_status) return std::nullopt;
+    if (r.error().kind == failure_kind::internal) return daemon_gone(socket_path, r.error());
+    restore_tty();
+    std::cerr << "\r\ncorral: the daemon refused " << method << ": " << r.error().describe() << "\n";
+    return kExitRefused;
+  };
+  bool stdin_open = true;
+  while (!st.exit_status) {
+    if (client->has_buffered_message()) {
+      auto m = client->next_message();
+      if (!m) return daemon_gone(socket_path, m.error());
+      st.on_message(*m);
+      continue;
+    }
+    pollfd fds[3] = {{client->fd(), POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {winch.fd(), POLLIN, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      return daemon_gone(socket_path, make_failure(failure_kind::internal, std::string("poll: ") + std::strerror(errno)));
+    }
+    if (fds[0].revents) {
+      auto m = client->next_message();
+      if (!m) return daemon_gone(socket_path, m.error());
+      st.on_message(*m);
+      continue;
+    }
+    if (fds[2].revents) {
+      winch.drain();
+      std::uint16_t rows = 0, cols = 0;
+      if (local_size(rows, cols))
+        if (auto end = call("session.resize", {{"session", st.session}, {"rows", rows}, {"cols", cols}})) return *end;
+    }
+    if (fds[1].revents) {
+      char buf[4096];
+      ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      std::string bytes;
+      if (n <= 0) {
+        // Not a terminal, and its input ended: end-of-file for the program, as ^D is.
+        stdin_open = false;
+        bytes = "\x04";
+      } else {
+        bytes.assign(buf, static_cast<std::size_t>(n));
+      }
+      if (auto end = call("session.write", session_data_params(st.session, bytes))) return *end;
+    }
+  }
+  restore_tty();
+  if (!st.failure_detail.empty()) std::cerr << "corral: the terminal failed: " << st.failure_detail << "\n";
+  return *st.exit_status;
+}
+
+} // namespace corral::cli
