@@ -158,6 +158,7 @@ int mcp_command(const std::vector<std::string>& args) {
   }
   runtime_options ro;
   ro.prof = std::move(*prof);
+  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
   ro.allow_host = options->allow_host;
   auto rt = runtime::start(std::move(ro));
   if (!rt) {

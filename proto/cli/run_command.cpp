@@ -122,6 +122,7 @@ int run_command(const std::vector<std::string>& args) {
 
   runtime_options ro;
   ro.prof = std::move(*prof);
+  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
   ro.allow_host = options->allow_host;
   auto rt = runtime::start(std::move(ro));
   if (!rt) return refuse(rt.error(), options->json);

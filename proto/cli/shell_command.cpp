@@ -118,6 +118,7 @@ int shell_command(const std::vector<std::string>& args) {
   }
   runtime_options ro;
   ro.prof = std::move(*prof);
+  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
   ro.allow_host = allow_host;
   auto rt = runtime::start(std::move(ro));
   if (!rt) {
