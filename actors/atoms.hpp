@@ -17,6 +17,7 @@ using terminate_atom = caf::atom_constant<caf::atom("terminate")>;
 using escalate_atom = caf::atom_constant<caf::atom("escalate")>;
 using finish_atom = caf::atom_constant<caf::atom("finish")>;
 using tighten_atom = caf::atom_constant<caf::atom("tighten")>;
+using report_atom = caf::atom_constant<caf::atom("report")>;
 using take_atom = caf::atom_constant<caf::atom("take")>;
 using rearm_atom = caf::atom_constant<caf::atom("rearm")>;
 using warm_atom = caf::atom_constant<caf::atom("warm")>;

@@ -55,7 +55,7 @@ struct cgroup_lease_state {
 
   // Counters first (they vanish with the cgroups), then the cgroups, then the record. A
   // cgroup that will not empty keeps its record, so the next start-up sweep retries.
-  lease_report release(bool emptied) {
+  lease_report counters_now() {
     lease_report report;
     if (!set) return report;
     if (set->needs_peak_sampling()) set->sample_peak();
@@ -66,6 +66,12 @@ struct cgroup_lease_state {
     report.enforced_memory = set->enforced().memory;
     report.enforced_pids = set->enforced().pids;
     report.enforced_cpu = set->enforced().cpu;
+    return report;
+  }
+
+  lease_report release(bool emptied) {
+    if (!set) return lease_report{};
+    auto report = counters_now();
     phase = lease_phase::done;
     if (!emptied) {
       spdlog::warn("cgroup lease {}: processes survived SIGKILL; cgroups and record kept for the next sweep",
@@ -163,6 +169,7 @@ caf::behavior cgroup_lease(self_ptr self, cgroup_lease_config config) {
         }
         return st.acquired;
       },
+      [=](report_atom) { return self->state.counters_now(); },
       [=](attach_atom, process_id id, long pid) {
         auto& st = self->state;
         st.attached = true;

@@ -73,14 +73,21 @@ void reply_failure(self_ptr self, failure f) {
   self->quit(caf::exit_reason::user_shutdown);
 }
 
-void deliver(self_ptr self, const lease_report& report) {
+// The scratch dir goes once nothing of the execution can still use it.
+void end(self_ptr self) {
+  std::error_code ignored;
+  std::filesystem::remove_all(self->state.plan.scratch_dir, ignored);
+  self->quit(caf::exit_reason::user_shutdown);
+}
+
+void deliver(self_ptr self, const lease_report& report, const char* closing_step) {
   auto& st = self->state;
   exec_result r;
   r.execution_id = st.plan.id;
   r.tier = st.plan.boundary->name();
   r.isolation = st.isolation;
   r.not_enforced = st.not_enforced;
-  close_phase(st, "lease_finish");
+  close_phase(st, closing_step);
   r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st.started);
@@ -110,9 +117,12 @@ void deliver(self_ptr self, const lease_report& report) {
                r.duration.count() / 1000.0);
   st.phase = execution_phase::done;
   st.reply.deliver(exec_outcome{true, {}, std::move(r)});
-  std::error_code ignored;
-  std::filesystem::remove_all(st.plan.scratch_dir, ignored);
-  self->quit(caf::exit_reason::user_shutdown);
+}
+
+// True once the program's whole tree is gone and the helper has nothing left to do but
+// exit: a jail's helper reports `exited` after reaping every process of its namespace.
+bool program_done_before_helper(const execution_state& st) {
+  return st.target_exit && st.plan.boundary->helper_exits_with_program();
 }
 
 void finish(self_ptr self) {
@@ -120,19 +130,32 @@ void finish(self_ptr self) {
   retire_unlaunched_jail(st);  // cancelled while taking one
   st.phase = execution_phase::finishing;
   st.phase_began = std::chrono::steady_clock::now();
-  self->request(st.lease, kLeaseBound, finish_atom::value)
-      .then([=](lease_report& report) { deliver(self, report); },
-            [=](caf::error& e) {
-              reply_failure(self, make_failure(failure_kind::internal,
-                                               "the lease did not finish: " + self->system().render(e)));
-            });
+  auto lease_failed = [=](caf::error& e) {
+    reply_failure(self, make_failure(failure_kind::internal, "the lease did not finish: " + self->system().render(e)));
+  };
+  if (st.helper_reaped || !program_done_before_helper(st)) {
+    self->request(st.lease, kLeaseBound, finish_atom::value).then([=](lease_report& report) {
+      deliver(self, report, "lease_finish");
+      end(self);
+    }, lease_failed);
+    return;
+  }
+  // The result does not wait for the helper's exit and the namespaces' teardown: the
+  // counters are final once the program's tree is gone. The execution still counts as
+  // running until the lease has killed what is left and removed its cgroups.
+  self->request(st.lease, kLeaseBound, report_atom::value).then([=](lease_report& report) {
+    deliver(self, report, "lease_report");
+    self->request(self->state.lease, kLeaseBound, finish_atom::value)
+        .then([=](lease_report&) { end(self); }, [=](caf::error&) { end(self); });
+  }, lease_failed);
 }
 
 void start_step(self_ptr self);
 
 void step_complete(self_ptr self) {
   auto& st = self->state;
-  if (!st.helper_reaped || !st.out || !st.err || st.phase != execution_phase::running) return;
+  bool program_gone = st.helper_reaped || program_done_before_helper(st);
+  if (!program_gone || !st.out || !st.err || st.phase != execution_phase::running) return;
   st.env.io->release(st.process);
   if (st.start_failure) {
     auto& f = *st.start_failure;
@@ -279,6 +302,10 @@ void start_warm(self_ptr self, warm_jail jail) {
   st.plan.scratch_dir = st.warm->scratch_dir;  // removed at the end either way
   if (!moved) return reply_failure(self, moved.error());
   // The jail's cgroups were made with the profile's limits: the request's may be tighter.
+  const auto& armed = st.warm->armed_limits;
+  const auto& asked = st.plan.effective;
+  if (armed.memory_bytes == asked.memory_bytes && armed.pids == asked.pids && armed.cpu_cores == asked.cpu_cores)
+    return lease_ready(self, lease_acquired{true, {}, st.warm->grant});
   self->request(st.lease, kLeaseBound, tighten_atom::value, st.plan.effective)
       .then([=](lease_acquired& acquired) { lease_ready(self, acquired); },
             [=](caf::error& e) {
@@ -365,7 +392,13 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
             break;
           case status_line::kind::started: break;
           case status_line::kind::failed: st.start_failure = ev.line; break;
-          case status_line::kind::exited: st.target_exit = ev.line; break;
+          case status_line::kind::exited:
+            st.target_exit = ev.line;
+            // From the spawn to the program's end (cold: the helper's steps listed before it
+            // fall inside this span too).
+            close_phase(st, "run");
+            step_complete(self);
+            break;
         }
       },
       [=](io_exited& ev) {
@@ -373,6 +406,8 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         if (ev.id != st.process) return;
         st.helper_reaped = true;
         st.helper_wait_status = ev.wait_status;
+        // The helper outlives the program by its own exit (a jail's: the namespaces' teardown).
+        if (st.target_exit) close_phase(st, "teardown");
         self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
         step_complete(self);
       },

@@ -8,6 +8,8 @@
 //                                                           tighter memory, pids and cpu limits
 //   (attach_atom, process_id, long pid) -> (nothing)        the helper is running as `pid`
 //   (terminate_atom)                    -> (nothing)        kill everything: SIGTERM, grace, SIGKILL
+//   (report_atom)                       -> lease_report     the counters now, changing nothing
+//                                                           (cgroup lease: the program's tree is gone)
 //   (finish_atom)                       -> lease_report     the main child is gone: kill what is
 //                                                           left, wait until empty, read counters,
 //                                                           remove the cgroup and its record

@@ -238,7 +238,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         auto& e = it->second;
         self->demonitor(e.lease);
         warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch_dir),
-                       std::move(e.armed)};
+                       std::move(e.armed), st.config.defaults};
         st.entries.erase(it);
         report_ready(self);
         fill(self);

@@ -42,6 +42,7 @@ struct warm_jail {
   lease_grant grant;
   std::string scratch_dir;
   jail_spec armed;  // the spec it was armed with
+  limits armed_limits;  // what its cgroups hold (the profile's)
 };
 
 struct warm_pool_config {

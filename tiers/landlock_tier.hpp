@@ -18,6 +18,7 @@ public:
   tier_capabilities capabilities() const override;
   bool needs_cgroup_lease() const override { return true; }
   bool supports_warm_jails() const override { return true; }
+  bool helper_exits_with_program() const override { return true; }
   expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const override;
 
   // Where the per-execution scratch dir appears inside the jail (the working directory).

@@ -64,6 +64,10 @@ public:
   // True when a jail can be armed before its request (actors/warm_pool.hpp): the whole
   // boundary comes from the profile, and only program, argv, env and cwd from the request.
   virtual bool supports_warm_jails() const { return false; }
+  // True when the exec helper has nothing left to do once it reports `exited` (no cleanup
+  // commands, every process of the execution reaped): the result need not wait for the
+  // helper's own exit, which for a jail includes the namespaces' teardown.
+  virtual bool helper_exits_with_program() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 

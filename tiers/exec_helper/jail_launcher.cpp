@@ -147,6 +147,10 @@ int jail_init(jail_spec spec, bool warm) {
   t = clock::now();
   scmp_filter_ctx filter = build_seccomp_filter(spec);
   if (!filter) return EINVAL;
+  compiled_filter compiled;
+  int compile_error = compile_seccomp_filter(filter, compiled);
+  seccomp_release(filter);
+  if (compile_error) return compile_error;
   report_step("seccomp", t);
 
   if (warm) {
@@ -160,9 +164,8 @@ int jail_init(jail_spec spec, bool warm) {
   int rc = supervise_target(spec, [&]() -> int {
     if (int err = drop_privileges(spec)) return err;
     if (int err = restrict_self(ruleset)) return err;
-    return load_seccomp_filter(filter);  // last: after this only execve
+    return install_seccomp_filter(compiled);  // last: after this only execve
   });
-  seccomp_release(filter);
   return rc;
 }
 

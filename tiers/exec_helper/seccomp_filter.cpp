@@ -2,10 +2,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/personality.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "tiers/exec_helper/status_writer.hpp"
 
@@ -107,11 +111,39 @@ scmp_filter_ctx build_seccomp_filter(const jail_spec& spec) {
   return ctx;
 }
 
-int load_seccomp_filter(scmp_filter_ctx filter) {
-  int rc = seccomp_load(filter);
+int compile_seccomp_filter(scmp_filter_ctx filter, compiled_filter& out) {
+  int fd = ::memfd_create("corral-seccomp", MFD_CLOEXEC);
+  if (fd < 0) {
+    report_failed(errno, "seccomp", std::string("memfd_create: ") + std::strerror(errno));
+    return errno;
+  }
+  int rc = seccomp_export_bpf(filter, fd);
+  std::string bytes;
+  if (rc == 0 && ::lseek(fd, 0, SEEK_SET) == 0) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
   if (rc < 0) {
-    report_failed(-rc, "seccomp", std::string("seccomp_load: ") + std::strerror(-rc));
+    report_failed(-rc, "seccomp", std::string("seccomp_export_bpf: ") + std::strerror(-rc));
     return -rc;
+  }
+  if (bytes.empty() || bytes.size() % sizeof(sock_filter) != 0 || bytes.size() / sizeof(sock_filter) > BPF_MAXINSNS) {
+    report_failed(EINVAL, "seccomp", "the exported filter is not a BPF program");
+    return EINVAL;
+  }
+  out.program.resize(bytes.size() / sizeof(sock_filter));
+  std::memcpy(out.program.data(), bytes.data(), bytes.size());
+  return 0;
+}
+
+int install_seccomp_filter(const compiled_filter& filter) {
+  sock_fprog prog{static_cast<unsigned short>(filter.program.size()),
+                  const_cast<sock_filter*>(filter.program.data())};
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+    report_failed(errno, "seccomp", std::string("seccomp(SECCOMP_SET_MODE_FILTER): ") + std::strerror(errno));
+    return errno;
   }
   return 0;
 }
