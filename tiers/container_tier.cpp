@@ -189,6 +189,9 @@ expected<launch_plan> container_tier::plan(const launch_request& request, const 
     s.argv.push_back(a);
   for (auto& r : source_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":ro");
   for (auto& r : output_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":rw");
+  // A terminal session: the container gets a pty of its own, which the CLI (on corral's
+  // pty) relays and resizes on SIGWINCH.
+  if (request.controlling_tty) s.argv.push_back("--tty");
   // The lease's limits hold for what the engine makes below it; engine limits on the
   // container's own cgroup would hit first and hide the verdict from the lease.
   s.argv.push_back("--cgroup-parent=" + grant.cgroup_path);
