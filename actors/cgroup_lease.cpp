@@ -117,11 +117,11 @@ lease_acquired acquire(cgroup_lease_state& st) {
     return refuse(make_failure(failure_kind::internal, "exec id \"" + st.config.exec_id + "\" cannot name a cgroup"));
   auto layout = find_cgroup_layout(st.config.features);
   if (!layout) return refuse(layout.error());
-  auto set = cgroup_set::plan(*layout, st.config.exec_id);
+  auto set = cgroup_set::plan(*layout, st.config.exec_id, st.config.nested);
   if (!set) return refuse(set.error());
   // The record comes first: a crash between the two leaves a record naming dirs that may
   // not exist (harmless to sweep), never a cgroup nobody knows about.
-  if (auto s = write_lease_record(st.config.leases_dir, st.config.exec_id, set->dirs()); !s)
+  if (auto s = write_lease_record(st.config.leases_dir, st.config.exec_id, set->recorded_dirs()); !s)
     return refuse(s.error());
   if (auto s = set->create(st.config.lim); !s) {
     remove_lease_record(st.config.leases_dir, st.config.exec_id);
@@ -132,6 +132,7 @@ lease_acquired acquire(cgroup_lease_state& st) {
   lease_acquired a;
   a.ok = true;
   a.grant.cgroup_procs = st.set->join_files();
+  a.grant.cgroup_path = st.set->path_below_mounts();
   return a;
 }
 

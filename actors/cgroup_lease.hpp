@@ -21,6 +21,7 @@ struct cgroup_lease_config {
   limits lim;              // memory_bytes, pids and cpu_cores are applied when set
   std::chrono::milliseconds kill_grace{200};  // SIGTERM to SIGKILL on terminate
   kernel_features features;
+  bool nested = false;  // the tier's runtime makes its own cgroups below ours
 };
 
 caf::actor spawn_cgroup_lease(caf::actor_system& sys, cgroup_lease_config config);

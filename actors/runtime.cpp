@@ -159,6 +159,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
     lc.lim = plan.effective;
     lc.kill_grace = plan.effective.kill_grace;
     lc.features = features;
+    lc.nested = plan.boundary->nests_cgroups();
     return spawn_cgroup_lease(*sys, lc);
   };
   p->sup = spawn_supervisor(*p->sys, std::move(sc));

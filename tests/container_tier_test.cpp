@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
@@ -17,7 +19,9 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_fixture.hpp"
+#include "tiers/cgroup_tree.hpp"
 #include "tiers/container_tier.hpp"
+#include "container_fixture.hpp"
 
 using namespace corral;
 using namespace corral::testing;
@@ -35,14 +39,15 @@ bool contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-// A fake engine CLI: logs every call to <dir>/calls (one line each), answers `info`,
+// A fake engine CLI: logs every call to <dir>/calls (one line each, without the global
+// options before the command: --runtime=…, --cgroup-manager=…), answers `info`,
 // `rm` and `run` as `run_body` says. For `run`, "$@" is left holding the command after
 // the image "fake-image", and the env file's path is in $envfile.
 std::string fake_engine(const temp_dir& dir, const std::string& run_body) {
   auto path = dir / "engine";
   std::ofstream(path) << "#!/bin/sh\n"
-                         "echo \"$*\" >> " << dir / "calls" << "\n"
                          "while [ \"${1#--}\" != \"$1\" ]; do shift; done\n"  // --runtime=…
+                         "echo \"$*\" >> " << dir / "calls" << "\n"
                          "cmd=$1; shift\n"
                          "case $cmd in\n"
                          "  info) exit 0 ;;\n"
@@ -181,18 +186,33 @@ TEST_CASE("the container argv carries the whole boundary and its cleanup", "[con
   req.effective.memory_bytes = 64 * kMiB;
   req.effective.pids = 32;
   req.effective.cpu_cores = 0.5;
-  auto plan = tier.plan(req, lease_grant{});
+  lease_grant grant;
+  grant.cgroup_path = "/corral/exec-7";
+  // Without a lease's cgroups to run in, nothing runs.
+  auto no_lease = tier.plan(req, lease_grant{});
+  REQUIRE_FALSE(no_lease);
+  CHECK(no_lease.error().message.find("no cgroup lease") != std::string::npos);
+  auto plan = tier.plan(req, grant);
   REQUIRE(plan);
   auto& a = plan->spec.argv;
   auto priv = container_tier::private_dir(scratch.path());
   auto name = scratch.path().substr(scratch.path().rfind('/') + 1);
-  for (const std::string& flag : std::vector<std::string>{"--runtime=runc", "run", "--rm", "--network=none", "--read-only", "--user=65534:65534", "--cap-drop=ALL",
-        "--security-opt=no-new-privileges", "--pids-limit=32", "--memory=67108864", "--memory-swap=67108864",
-        "--cpus=0.500", "--name=" + name, "--volume=" + scratch.path() + ":/work:rw", "--workdir=/work",
+  for (const std::string& flag : std::vector<std::string>{"--runtime=runc", "--cgroup-manager=cgroupfs", "run", "--rm", "--network=none", "--read-only", "--user=65534:65534", "--cap-drop=ALL",
+        "--security-opt=no-new-privileges", "--cgroup-parent=/corral/exec-7", "--cgroups=no-conmon", "--cgroupns=private",
+        "--pids-limit=-1", "--name=" + name, "--volume=" + scratch.path() + ":/work:rw", "--workdir=/work",
         "--volume=/srv/src:/src:ro", "--volume=/srv/out:/out:rw", "--env-file=" + priv + "/env"}) {
     INFO(flag);
     CHECK(contains(a, flag));
   }
+  // The lease holds the limits; none of the engine's own may shadow its verdicts.
+  for (const char* engine_limit : {"--memory", "--cpus", "--pids-limit="}) {
+    INFO(engine_limit);
+    CHECK(std::none_of(a.begin(), a.end(), [&](auto& f) {
+      return f.rfind(engine_limit, 0) == 0 && f != "--pids-limit=-1";
+    }));
+  }
+  CHECK(plan->spec.cgroup_procs.empty());  // the CLI itself stays outside the lease
+  CHECK(plan->isolation.find("around the container") != std::string::npos);
   CHECK(std::any_of(a.begin(), a.end(), [](auto& f) { return f.rfind("--tmpfs=/tmp:", 0) == 0; }));
   // The image, then the command, last; the request's environment is in the file only.
   REQUIRE(a.size() > 4);
@@ -200,13 +220,24 @@ TEST_CASE("the container argv carries the whole boundary and its cleanup", "[con
   for (auto& e : plan->spec.envp) CHECK(e.find("GIVEN") == std::string::npos);
   CHECK(read_text(priv + "/env") == "GIVEN=a value\n");
   REQUIRE(plan->spec.cleanup.size() == 2);
-  CHECK(plan->spec.cleanup[0] == std::vector<std::string>{p.container.engine, "--runtime=runc", "rm", "-f", name});
+  CHECK(plan->spec.cleanup[0] ==
+        std::vector<std::string>{p.container.engine, "--runtime=runc", "--cgroup-manager=cgroupfs", "rm", "-f", name});
   CHECK(plan->spec.cleanup[1].back() == priv);
   std::filesystem::remove_all(priv);
 
+  // runc init's own tasks count against the pids limit: a limit it cannot start under is
+  // refused with the minimum, before anything is made.
+  req.effective.pids = 8;
+  auto few = tier.plan(req, grant);
+  REQUIRE_FALSE(few);
+  CHECK(few.error().kind == failure_kind::invalid_request);
+  CHECK(few.error().message.find("at least 16 pids") != std::string::npos);
+  CHECK_FALSE(exists(priv));
+  req.effective.pids = 32;
+
   // A value an env file cannot carry is refused, not mangled.
   req.env = {{"BAD", "two\nlines"}};
-  auto bad = tier.plan(req, lease_grant{});
+  auto bad = tier.plan(req, grant);
   REQUIRE_FALSE(bad);
   CHECK(bad.error().kind == failure_kind::invalid_request);
   CHECK_FALSE(exists(priv));
@@ -251,60 +282,6 @@ TEST_CASE("the container is removed on exit and on timeout", "[container][cleanu
 }
 
 namespace {
-
-constexpr const char* kTestImage = "corral-test-busybox:latest";
-
-// Output of a shell command run by the test itself (engine queries), or empty.
-std::string shell_output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
-
-// The image is built once (from busybox-static, no registry) and removed when the test
-// program ends if this program built it.
-struct test_image {
-  bool built = false;
-  std::string error;
-  test_image() {
-    if (std::system(("podman image exists " + std::string(kTestImage) + " 2>/dev/null").c_str()) == 0) return;
-    if (::access("/bin/busybox", X_OK) != 0) {
-      error = "no /bin/busybox to build the test image from (install busybox-static)";
-      return;
-    }
-    auto cmd = std::string(CORRAL_SOURCE_DIR) + "/scripts/busybox-image " + kTestImage + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) error = "building the test image with scripts/busybox-image failed";
-    else built = true;
-  }
-  ~test_image() {
-    if (built) std::system(("podman rmi -f " + std::string(kTestImage) + " >/dev/null 2>&1").c_str());
-  }
-};
-
-profile podman_profile() {
-  profile p;
-  p.tier = "container";
-  p.limit.kill_grace = 200ms;
-  p.container.engine = "podman";
-  p.container.image = kTestImage;
-  // crun refuses this kind of machine's mixed cgroup layout; runc does not.
-  if (!find_on_path("runc").empty()) p.container.runtime = "runc";
-  return p;
-}
-
-// Empty when a real podman can run the tier's containers here; otherwise why not.
-std::string podman_unavailable() {
-  if (find_on_path("podman").empty()) return "podman is not installed";
-  static test_image image;
-  if (!image.error.empty()) return image.error;
-  auto st = container_tier(podman_profile(), 10s).available();
-  return st.available ? "" : st.reason;
-}
 
 #define REQUIRE_PODMAN()                                                   \
   do {                                                                     \
@@ -352,6 +329,11 @@ struct podman_fixture {
   void check_nothing_left(const exec_result& r) {
     CHECK(containers_named("corral-" + r.execution_id + "-").empty());
     for (auto& e : entries(t->state.path() + "/state/scratch")) CHECK(e.find(".container") == std::string::npos);
+    // Neither the lease's cgroups nor those the engine made below them, in any hierarchy.
+    for (auto& m : read_cgroup_mounts()) {
+      INFO(m.point);
+      CHECK_FALSE(exists(m.point + "/corral/" + r.execution_id));
+    }
   }
 };
 
@@ -389,16 +371,94 @@ TEST_CASE("a timed-out podman execution leaves no container behind", "[container
   CHECK(tracked_after_settling(*f.t->rt) == 0);
 }
 
-TEST_CASE("the engine's memory limit stops a podman execution", "[container][podman][limits]") {
+TEST_CASE("the lease's memory limit stops a podman execution with the OOM verdict", "[container][podman][limits]") {
   REQUIRE_PODMAN();
   podman_fixture f;
   // A shell variable holding 200 MB of 'a' against a 64 MiB limit.
-  auto req = program({"sh", "-c", "x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ALLOCATED ${#x}"});
+  auto req = program({"sh", "-c", "echo started; x=$(head -c 200000000 /dev/zero | tr '\\0' a); echo ALLOCATED ${#x}"});
   req.memory_limit_bytes = 64 * kMiB;
   auto r = f.run(req);
-  CHECK(r.out.data.find("ALLOCATED") == std::string::npos);
-  CHECK(r.exit_code != 0);
+  INFO(r.out.data << r.err.data);
+  CHECK(r.out.data.find("started") == 0);                       // the attempt ran
+  CHECK(r.out.data.find("ALLOCATED") == std::string::npos);     // and did not get its memory
+  CHECK(r.how == verdict::out_of_memory);
+  // The usage is the container's own: it reached the limit (the CLI's rusage never would).
+  CHECK(r.usage.peak_memory_bytes >= 48 * kMiB);
+  CHECK(r.usage.peak_memory_bytes <= 64 * kMiB);
   f.check_nothing_left(r);
+}
+
+TEST_CASE("a podman execution that stays under its memory limit is not called out of memory",
+          "[container][podman][limits]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  auto req = program({"sh", "-c", "x=$(head -c 8000000 /dev/zero | tr '\\0' a); echo ALLOCATED ${#x}"});
+  req.memory_limit_bytes = 64 * kMiB;
+  auto r = f.run(req);
+  INFO(r.err.data);
+  CHECK(r.out.data == "ALLOCATED 8000000\n");
+  CHECK(r.how == verdict::exited);
+  CHECK(r.usage.peak_memory_bytes >= 8000000);  // the shell's string, counted in the container
+  f.check_nothing_left(r);
+}
+
+TEST_CASE("a running container's processes are inside the execution's cgroups", "[container][podman][limits]") {
+  REQUIRE_PODMAN();
+  podman_fixture f;
+  const std::string marker = "corral-in-lease-" + std::to_string(::getpid());
+  // The marker is the shell's $0, one whole argument the test finds from outside; the
+  // trailing ':' keeps the shell from exec'ing sleep in its place.
+  auto req = program({"sh", "-c", "sleep 20; :", marker});
+  req.timeout = 25s;
+  std::optional<exec_result> r;
+  std::string error;  // Catch2 asserts on this thread only
+  std::thread runner([&] {
+    auto res = f.t->run(req);
+    if (res) r = *res;
+    else error = res.error().describe();
+  });
+  std::vector<std::string> holders;  // the cgroup.procs files listing the shell, per hierarchy
+  pid_t inside = 0;                  // the shell (the engine CLI's argv holds the marker too)
+  bool found = eventually([&] {
+    holders.clear();
+    auto candidates = with_arg(marker);
+    for (auto& m : read_cgroup_mounts()) {
+      std::vector<std::string> dirs;
+      for (auto& id : entries(m.point + "/corral"))
+        for (auto& child : entries(m.point + "/corral/" + id))
+          if (std::ifstream(m.point + "/corral/" + id + "/" + child + "/cgroup.procs"))
+            dirs.push_back(m.point + "/corral/" + id + "/" + child);
+      for (auto& d : dirs) {
+        std::istringstream in(read_text(d + "/cgroup.procs"));
+        for (long pid; in >> pid;)
+          for (pid_t candidate : candidates)
+            if (pid == candidate) {
+              holders.push_back(d);
+              inside = candidate;
+            }
+      }
+    }
+    return !holders.empty();
+  }, 30s);
+  if (inside > 0) ::kill(inside, SIGKILL);  // ends the run early; else the timeout does
+  runner.join();
+  INFO(error);
+  REQUIRE(r);
+  CHECK(found);
+  INFO(r->out.data << r->err.data);
+  // Found below the lease named after this execution, in the memory and pids hierarchies.
+  std::string listed;
+  for (auto& h : holders) listed += h + "\n";
+  INFO("listed in:\n" << listed);
+  bool in_memory = false, in_pids = false;
+  for (auto& h : holders) {
+    CHECK(h.find("/corral/" + r->execution_id + "/") != std::string::npos);
+    in_memory = in_memory || h.find("/memory/") != std::string::npos;
+    in_pids = in_pids || h.find("/pids/") != std::string::npos;
+  }
+  CHECK(in_memory);
+  CHECK(in_pids);
+  f.check_nothing_left(*r);
 }
 
 TEST_CASE("the engine's pids limit bounds a podman execution", "[container][podman][limits]") {
@@ -413,5 +473,6 @@ TEST_CASE("the engine's pids limit bounds a podman execution", "[container][podm
   CHECK(r.out.data == "trying\n");  // the attempt ran
   CHECK(r.err.data.find("can't fork") != std::string::npos);  // and the limit stopped it
   CHECK(r.exit_code != 0);
+  CHECK(r.how == verdict::pids_limit);
   f.check_nothing_left(r);
 }

@@ -4,12 +4,15 @@
 // written, the process not signalled, the listener saw no connection).
 //
 // The cases that are about the boundary rather than landlock's own mechanisms (seccomp,
-// the pids and memory figures) also run against the gvisor tier where it is available:
-// GENERATE runs such a case once per tier, each skipping alone when its tier cannot run.
+// the pids and memory figures) also run against the gvisor and container tiers where
+// they are available: GENERATE runs such a case once per tier, each skipping alone when
+// its tier cannot run. The container's image is busybox (no python), so its attempts
+// are the same ones written with busybox's tools; each such case says where it differs.
 #include <arpa/inet.h>
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
 #include <poll.h>
@@ -22,6 +25,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "container_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/gvisor_tier.hpp"
 #include "tiers/kernel_features.hpp"
@@ -55,9 +59,11 @@ std::string landlock_unavailable() {
     }                                                                     \
   } while (0)
 
-// The reason `tier` (landlock or gvisor) cannot run here, or empty; asked once per tier.
+// The reason `tier` (landlock, gvisor or container) cannot run here, or empty; asked
+// once per tier.
 std::string tier_unavailable(const std::string& tier) {
-  if (tier == "landlock") return landlock_unavailable();
+  if (tier == "landlock" || tier == "landlock-warm") return landlock_unavailable();
+  if (tier == "container") return podman_unavailable();
   static const std::string gvisor = [] {
     auto st = gvisor_tier(profile{}, detect_kernel_features(), 5s).available();
     return st.available ? std::string() : st.reason;
@@ -66,7 +72,10 @@ std::string tier_unavailable(const std::string& tier) {
 }
 
 // Every tier the boundary cases run against.
-#define ESCAPE_TIER() GENERATE(as<std::string>{}, "landlock", "gvisor")
+// "landlock-warm": the landlock tier through a warm jail (armed before each request).
+#define ESCAPE_TIER() GENERATE(as<std::string>{}, "landlock", "landlock-warm", "gvisor", "container")
+// The landlock tier's own mechanisms (seccomp, capabilities, its limits), cold and warm.
+#define LANDLOCK_TIER() GENERATE(as<std::string>{}, "landlock", "landlock-warm")
 
 #define REQUIRE_TIER(tier)                                                        \
   do {                                                                            \
@@ -96,12 +105,13 @@ struct jail_fixture {
     secret = outside + "/secret";
     write_text(secret, "hunter2-secret\n");
     write_text(src + "/granted.txt", "granted\n");
-    profile p;
-    p.tier = tier;
+    profile p = tier == "container" ? podman_profile() : profile{};
+    bool warm = tier == "landlock-warm";
+    p.tier = warm ? "landlock" : tier;
     p.limit.kill_grace = 200ms;
     p.source_roots.push_back({src, "/src", false});
     p.output_roots.push_back({out, "/out", true});
-    t = std::make_unique<test_runtime>(p, false);
+    t = std::make_unique<test_runtime>(p, false, warm ? 1 : 0);
   }
 
   exec_result python(const std::string& code, std::chrono::milliseconds timeout = 20s) {
@@ -112,6 +122,13 @@ struct jail_fixture {
     auto res = t->run(r);
     if (!res) FAIL("exec failed: " << res.error().describe());
     return *res;
+  }
+  // The container's image has no python: a static probe in the source root makes the
+  // attempts busybox has no tool for (tests/escape_probe). Its path inside.
+  std::string probe() {
+    std::filesystem::copy_file(CORRAL_TEST_ESCAPE_PROBE, src + "/escape-probe",
+                               std::filesystem::copy_options::overwrite_existing);
+    return "/src/escape-probe";
   }
   exec_result sh(const std::string& code, std::chrono::milliseconds timeout = 20s) {
     auto r = shell(code);
@@ -158,10 +175,19 @@ TEST_CASE("a secret outside every grant cannot be read", "[landlock][escape]") {
   auto tier = ESCAPE_TIER();
   REQUIRE_TIER(tier);
   jail_fixture f{tier};
-  auto r = f.python("import os\nfor p in [" + std::string("'") + f.secret + "', '/proc/1/root" + f.secret +
-                    "', '/proc/self/root" + f.secret + "', '/etc/shadow']:\n"
-                    "    try:\n        print('READ', open(p).read())\n"
-                    "    except OSError as e:\n        print('denied', p, e.errno)\n");
+  std::string paths[] = {f.secret, "/proc/1/root" + f.secret, "/proc/self/root" + f.secret, "/etc/shadow"};
+  exec_result r;
+  if (tier == "container") {
+    // No python in the busybox image: the same reads with cat.
+    std::string code;
+    for (auto& p : paths) code += "if c=$(cat " + p + " 2>/dev/null); then echo READ \"$c\"; else echo denied " + p + "; fi; ";
+    r = f.sh(code);
+  } else {
+    r = f.python("import os\nfor p in ['" + paths[0] + "', '" + paths[1] + "', '" + paths[2] + "', '" + paths[3] +
+                 "']:\n"
+                 "    try:\n        print('READ', open(p).read())\n"
+                 "    except OSError as e:\n        print('denied', p, e.errno)\n");
+  }
   CHECK(r.exit_code == 0);
   CHECK(r.out.data.find("denied " + f.secret) != std::string::npos);  // the attempt ran
   CHECK(r.out.data.find("hunter2") == std::string::npos);             // and failed
@@ -197,7 +223,9 @@ TEST_CASE("links cannot lead out of a granted directory", "[landlock][escape]") 
       "cat /src/escape && echo READ1; "
       "ln -s " + f.secret + " /out/link; cat /out/link && echo READ2; "
       "if ln /src/granted.txt /out/hard 2>/dev/null; then echo LINKED; else echo nolink; fi; "
-      "if ln /etc/passwd /out/pw 2>/dev/null; then echo LINKED; else echo nolink; fi");
+      // The busybox image has no /etc/passwd: its own busybox is the file outside the roots.
+      "if ln " + std::string(tier == "container" ? "/bin/busybox" : "/etc/passwd") +
+      " /out/pw 2>/dev/null; then echo LINKED; else echo nolink; fi");
   CHECK(r.out.data.find("hunter2") == std::string::npos);
   CHECK(r.out.data.find("READ") == std::string::npos);
   CHECK(r.out.data.find("nolink\nnolink") != std::string::npos);
@@ -236,9 +264,13 @@ TEST_CASE("a TCP listener on the host cannot be reached", "[landlock][escape][ne
   socklen_t len = sizeof addr;
   ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = ntohs(addr.sin_port);
-  auto r = f.python("import socket\ns = socket.socket()\ns.settimeout(2)\n"
-                    "try:\n    s.connect(('127.0.0.1', " + std::to_string(port) + "))\n    print('CONNECTED')\n"
-                    "except OSError as e:\n    print('refused', e.errno)\n");
+  // The busybox image has no python: busybox's nc makes the same connect.
+  auto r = tier == "container"
+               ? f.sh("if echo x | nc -w 2 127.0.0.1 " + std::to_string(port) +
+                      "; then echo CONNECTED; else echo refused; fi")
+               : f.python("import socket\ns = socket.socket()\ns.settimeout(2)\n"
+                          "try:\n    s.connect(('127.0.0.1', " + std::to_string(port) + "))\n    print('CONNECTED')\n"
+                          "except OSError as e:\n    print('refused', e.errno)\n");
   pollfd p{listener, POLLIN, 0};
   int pending = ::poll(&p, 1, 200);
   ::close(listener);
@@ -260,9 +292,10 @@ TEST_CASE("an abstract unix socket on the host cannot be reached", "[landlock][e
   socklen_t len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
   REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len) == 0);
   REQUIRE(::listen(listener, 4) == 0);
-  auto r = f.python("import socket\ns = socket.socket(socket.AF_UNIX)\n"
-                    "try:\n    s.connect('\\0" + name + "')\n    print('CONNECTED')\n"
-                    "except OSError as e:\n    print('refused', e.errno)\n");
+  auto r = tier == "container" ? f.sh(f.probe() + " abstract " + name)
+                               : f.python("import socket\ns = socket.socket(socket.AF_UNIX)\n"
+                                          "try:\n    s.connect('\\0" + name + "')\n    print('CONNECTED')\n"
+                                          "except OSError as e:\n    print('refused', e.errno)\n");
   pollfd p{listener, POLLIN, 0};
   int pending = ::poll(&p, 1, 200);
   ::close(listener);
@@ -277,7 +310,11 @@ TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") 
   jail_fixture f{tier};
   host_sleeper sleeper;
   auto pid = std::to_string(sleeper.pid);
-  auto r = f.python("import ctypes, os, signal\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+  // The container's image has no python: busybox's kill and the static probe's ptrace.
+  auto r = tier == "container"
+               ? f.sh("kill -9 " + pid + " && echo KILLED || echo kill refused; " + f.probe() + " ptrace " + pid +
+                      "; echo -n ptrace-init' '; " + f.probe() + " ptrace 1 | cut -d' ' -f2-")
+               : f.python("import ctypes, os, signal\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                     "try:\n    os.kill(" + pid + ", signal.SIGKILL)\n    print('KILLED')\n"
                     "except OSError as e:\n    print('kill refused', e.errno)\n"
                     "rc = libc.ptrace(16, " + pid + ", 0, 0)\n"  // PTRACE_ATTACH
@@ -285,9 +322,16 @@ TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") 
                     "rc = libc.ptrace(16, 1, 0, 0)\nprint('ptrace-init', rc, ctypes.get_errno())\n");
   CHECK(r.out.data.find("kill refused") != std::string::npos);
   CHECK(r.out.data.find("KILLED") == std::string::npos);
-  if (tier == "landlock") {
+  if (tier == "landlock" || tier == "landlock-warm") {
     CHECK(r.out.data.find("ptrace -1 1\n") != std::string::npos);       // EPERM from seccomp
     CHECK(r.out.data.find("ptrace-init -1 1\n") != std::string::npos);  // not even the jail's init
+  } else if (tier == "container") {
+    // The host pid does not exist in the container's pid namespace (ESRCH). Its own init
+    // is the program's shell, same uid, and the engine's default seccomp profile allows
+    // ptrace: attaching to it stays inside the container, so only that it ran is checked.
+    INFO(r.out.data);
+    CHECK(r.out.data.find("ptrace -1 3\n") != std::string::npos);
+    CHECK(r.out.data.find("ptrace-init ") != std::string::npos);
   } else {
     // gVisor's own kernel answers: the host pid does not exist in the sandbox and its
     // init cannot be attached; neither call reaches the host.
@@ -299,7 +343,8 @@ TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") 
 
 TEST_CASE("the program holds no capability, not even in its bounding set", "[landlock][escape]") {
   REQUIRE_LANDLOCK();
-  jail_fixture f;
+  auto tier = LANDLOCK_TIER();
+  jail_fixture f{tier};
   // An empty bounding set means no later exec can ever raise a capability, whatever file
   // capabilities a binary in the view carries. The uid change alone would keep it full.
   auto r = f.sh("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status; echo checked");
@@ -315,7 +360,8 @@ TEST_CASE("the program holds no capability, not even in its bounding set", "[lan
 
 TEST_CASE("the denied system calls fail with EPERM", "[landlock][escape][seccomp]") {
   REQUIRE_LANDLOCK();
-  jail_fixture f;
+  auto tier = LANDLOCK_TIER();
+  jail_fixture f{tier};
   // x86_64 numbers; each call is made with arguments that would succeed or fail with a
   // different errno if the filter did not stop it first.
   auto r = f.python(R"(import ctypes
@@ -374,9 +420,12 @@ TEST_CASE("inherited descriptors do not reach the program", "[landlock][escape]"
   // An fd without close-on-exec in the runtime's own process, as a careless embedder has.
   int leaked = ::open(f.secret.c_str(), O_RDONLY);
   REQUIRE(leaked >= 0);
-  auto r = f.python("import os\nprint(sorted(int(x) for x in os.listdir('/proc/self/fd')))\n");
+  // The busybox image has no python: ls lists the same directory.
+  auto r = tier == "container" ? f.sh("ls /proc/self/fd | tr '\\n' ' '; echo")
+                               : f.python("import os\nprint(sorted(int(x) for x in os.listdir('/proc/self/fd')))\n");
   ::close(leaked);
-  CHECK(r.out.data == "[0, 1, 2, 3]\n");  // stdio, and the listing's own directory fd
+  // stdio, and the listing's own directory fd
+  CHECK(r.out.data == (tier == "container" ? "0 1 2 3 \n" : "[0, 1, 2, 3]\n"));
 }
 
 TEST_CASE("background descendants die with the jailed execution", "[landlock][descendants]") {
@@ -385,20 +434,25 @@ TEST_CASE("background descendants die with the jailed execution", "[landlock][de
   jail_fixture f{tier};
   bool on_timeout = GENERATE(false, true);
   auto marker = f.out + "/late";
-  auto r = f.sh("setsid sh -c 'sleep 1; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
-                "nohup sh -c 'sleep 1; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
+  // A container takes a few hundred ms to start: its timeout and the descendants' delay
+  // are longer, so the program surely launched them before the timeout.
+  bool slow_start = tier == "container";
+  std::string late = slow_start ? "4" : "1";
+  auto r = f.sh("setsid sh -c 'sleep " + late + "; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
+                "nohup sh -c 'sleep " + late + "; echo late > /out/late' </dev/null >/dev/null 2>&1 &\n"
                 "echo launched" + std::string(on_timeout ? "; sleep 30" : ""),
-                on_timeout ? 500ms : 20000ms);
+                on_timeout ? (slow_start ? 2500ms : 500ms) : 20000ms);
   CHECK(r.out.data == "launched\n");
   CHECK(r.how == (on_timeout ? verdict::timed_out : verdict::exited));
-  std::this_thread::sleep_for(1500ms);
+  std::this_thread::sleep_for(slow_start ? 4500ms : 1500ms);
   CHECK_FALSE(exists(marker));
   CHECK(tracked_after_settling(*f.t->rt) == 0);
 }
 
 TEST_CASE("a fork bomb is bounded by the pids limit and reported", "[landlock][limits]") {
   REQUIRE_LANDLOCK();
-  jail_fixture f;
+  auto tier = LANDLOCK_TIER();
+  jail_fixture f{tier};
   exec_request req = shell("echo start; bomb() { bomb | bomb & }; bomb; sleep 2; echo end");
   req.pids_limit = 32;
   req.timeout = 10s;
@@ -413,7 +467,8 @@ TEST_CASE("a fork bomb is bounded by the pids limit and reported", "[landlock][l
 
 TEST_CASE("a 4 GiB allocation is stopped by the memory limit and reported", "[landlock][limits]") {
   REQUIRE_LANDLOCK();
-  jail_fixture f;
+  auto tier = LANDLOCK_TIER();
+  jail_fixture f{tier};
   exec_request req;
   req.language = "python";
   req.code = "print('allocating', flush=True)\nx = bytearray(4 * 1024**3)\nx[::4096] = b'x' * (len(x) // 4096)\nprint('ALLOCATED')\n";

@@ -10,6 +10,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "container_fixture.hpp"
 #include "runtime_fixture.hpp"
 
 using namespace corral;
@@ -214,4 +215,16 @@ TEST_CASE("corral shell under tmux runs a command and leaves the terminal sane",
   CHECK(st == "corral-status=3\n");
   CHECK_FALSE(b.empty());
   CHECK(a == b);  // raw mode undone: the same settings as before corral ran
+}
+
+TEST_CASE("a pty child sees the resize (SIGWINCH and stty size) on the container tier", "[terminal][container]") {
+  auto why = podman_unavailable();
+  if (!why.empty()) {
+    WARN("skipped: no container engine runs here: " << why);
+    return;
+  }
+  test_runtime t(podman_profile(), false);
+  sees_the_resize(*t.rt);
+  CHECK(tracked_after_settling(*t.rt) == 0);
+  CHECK(shell_output("podman ps -a --format '{{.Names}}'").find("corral-") == std::string::npos);
 }

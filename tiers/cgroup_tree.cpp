@@ -6,8 +6,10 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <optional>
 #include <fcntl.h>
+#include <sys/eventfd.h>
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
@@ -227,7 +229,32 @@ bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::str
   });
 }
 
-expected<cgroup_set> cgroup_set::plan(const cgroup_layout& layout, const std::string& exec_id) {
+namespace {
+
+// `dir` and every cgroup below it, parents first; nothing when it does not exist.
+void add_subtree(const std::string& dir, std::vector<std::string>& out) {
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return;
+  out.push_back(dir);
+  std::vector<std::string> children;
+  while (auto* e = ::readdir(d))
+    if (e->d_type == DT_DIR && std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      children.push_back(dir + "/" + e->d_name);
+  ::closedir(d);
+  for (const auto& c : children) add_subtree(c, out);
+}
+
+// The mount point `dir` lies below (the longest match), or empty.
+std::string mount_of(const std::vector<cgroup_mount>& mounts, const std::string& dir) {
+  std::string best;
+  for (const auto& m : mounts)
+    if (dir.compare(0, m.point.size() + 1, m.point + "/") == 0 && m.point.size() > best.size()) best = m.point;
+  return best;
+}
+
+} // namespace
+
+expected<cgroup_set> cgroup_set::plan(const cgroup_layout& layout, const std::string& exec_id, bool nested) {
   if (!valid_exec_id(exec_id))
     return make_failure(failure_kind::internal, "exec id \"" + exec_id + "\" cannot name a cgroup");
   cgroup_set s;
@@ -238,13 +265,45 @@ expected<cgroup_set> cgroup_set::plan(const cgroup_layout& layout, const std::st
     for (const auto& h : layout.v1) s.dirs_.push_back(h.mount + "/corral/" + exec_id);
   }
   if (s.dirs_.empty()) return make_failure(failure_kind::tier_unavailable, "no cgroup hierarchy to create in");
+  auto first_mount = mount_of(layout.mounts, s.dirs_.front());
+  if (!first_mount.empty()) s.path_ = s.dirs_.front().substr(first_mount.size());
+  for (const auto& d : s.dirs_)
+    if (s.path_.empty() || mount_of(layout.mounts, d) + s.path_ != d) s.path_.clear();
+  if (nested) {
+    // A runtime given `path_` as its parent puts its cgroups at that path in every
+    // hierarchy: the set must hold the same path everywhere to own what it makes.
+    if (s.path_.empty())
+      return make_failure(failure_kind::tier_unavailable,
+                          "the execution's cgroups (" + s.dirs_.front() + ", ...) do not sit at one path below "
+                          "every hierarchy's mount, so a container runtime cannot be placed inside them");
+    s.nested_ = true;
+    for (const auto& m : layout.mounts) {
+      auto d = m.point + s.path_;
+      if (!contains(s.dirs_, d) && !contains(s.companions_, d)) s.companions_.push_back(d);
+    }
+  }
   return s;
 }
 
 cgroup_set cgroup_set::adopt(std::vector<std::string> dirs) {
   cgroup_set s;
   s.dirs_ = std::move(dirs);
+  s.nested_ = true;  // a record does not say; looking into children costs a sweep little
   return s;
+}
+
+std::vector<std::string> cgroup_set::recorded_dirs() const {
+  auto out = dirs_;
+  out.insert(out.end(), companions_.begin(), companions_.end());
+  return out;
+}
+
+std::vector<std::string> cgroup_set::member_dirs() const {
+  if (!nested_) return dirs_;
+  std::vector<std::string> out;
+  for (const auto& d : dirs_) add_subtree(d, out);
+  for (const auto& d : companions_) add_subtree(d, out);
+  return out;
 }
 
 namespace {
@@ -302,6 +361,25 @@ status check_limits(const limits& lim) {
 
 } // namespace
 
+status cgroup_set::watch_oom(const std::string& dir) {
+  // cgroup v1's OOM notification (cgroup.event_control): the eventfd counts each time
+  // this cgroup, or a cgroup below it, runs out of memory.
+  int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (efd < 0) return make_failure(failure_kind::internal, std::string("eventfd: ") + errno_text(errno));
+  std::shared_ptr<const int> owned(new int(efd), [](const int* fd) {
+    ::close(*fd);
+    delete fd;
+  });
+  std::string control = dir + "/memory.oom_control";
+  int ofd = ::open(control.c_str(), O_RDONLY | O_CLOEXEC);
+  if (ofd < 0) return access_failure("open " + control, errno);
+  int err = write_small(dir + "/cgroup.event_control", std::to_string(efd) + " " + std::to_string(ofd));
+  ::close(ofd);  // the kernel holds its own reference once registered
+  if (err) return access_failure("register an OOM eventfd in " + dir + "/cgroup.event_control", err);
+  oom_events_ = std::move(owned);
+  return ok();
+}
+
 status cgroup_set::create(const limits& lim) {
   if (auto s = check_limits(lim); !s) return s;
   enforced_ = {};
@@ -346,6 +424,8 @@ status cgroup_set::apply_limits(const limits& lim) {
       // memsw caps memory plus swap (after limit_in_bytes: it may never be below it).
       if (exists(*d + "/memory.memsw.limit_in_bytes"))
         if (auto s = write_limit(*d + "/memory.memsw.limit_in_bytes", bytes); !s) return s;
+      if (nested_ && !oom_events_)
+        if (auto s = watch_oom(*d); !s) return s;
     } else {
       return missing_controller("memory", dirs_);
     }
@@ -393,7 +473,8 @@ std::vector<std::string> cgroup_set::join_files() const {
 
 std::vector<pid_t> cgroup_set::pids() const {
   std::vector<pid_t> out;
-  for (const auto& f : procs_files()) {
+  for (const auto& d : member_dirs()) {
+    auto f = d + "/cgroup.procs";
     std::istringstream in(read_small(f).value_or(""));
     for (long pid; in >> pid;)
       if (pid > 0) out.push_back(static_cast<pid_t>(pid));
@@ -407,8 +488,8 @@ bool cgroup_set::empty() const {
   // v2 keeps the answer in one line; v1 has to build the pid list of every hierarchy.
   if (!v2_root_.empty())
     if (auto populated = keyed(dirs_.front() + "/cgroup.events", "populated")) return *populated == 0;
-  for (const auto& f : procs_files()) {
-    auto text = read_small(f);
+  for (const auto& d : member_dirs()) {
+    auto text = read_small(d + "/cgroup.procs");
     if (text && !words(*text).empty()) return false;
   }
   return true;
@@ -491,13 +572,28 @@ cgroup_counters cgroup_set::read_counters() const {
       }
     }
     if (keyed(d + "/pids.events", "max").value_or(0) > 0) c.pids_limit_hit = true;
+    // A fork refused in a nested runtime's cgroup is counted there (pids.events is the
+    // forking task's), and that cgroup is gone by now: the limit having been reached is
+    // what is left to see. A program that used exactly its limit counts as hitting it.
+    if (nested_) {
+      auto peak = number(d + "/pids.peak");
+      auto max = number(d + "/pids.max");
+      if (peak && max && *peak >= *max) c.pids_limit_hit = true;
+    }
+  }
+  if (oom_events_) {
+    std::uint64_t n = 0;
+    if (::read(*oom_events_, &n, sizeof n) == static_cast<ssize_t>(sizeof n) && n > 0) oom_seen_ = true;
+    if (oom_seen_) c.out_of_memory = true;
   }
   return c;
 }
 
 status cgroup_set::remove() {
   std::optional<failure> first;
-  for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {
+  // Children before parents: a nested runtime may have left its own (empty) cgroups.
+  auto all = member_dirs();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
     if (::rmdir(it->c_str()) == 0 || errno == ENOENT) continue;
     int err = errno;
     if (!first)

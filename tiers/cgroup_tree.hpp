@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -55,7 +56,7 @@ bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::str
 struct cgroup_counters {
   resource_usage usage;
   bool out_of_memory = false;   // the OOM killer fired in the cgroup
-  bool pids_limit_hit = false;  // a fork failed against pids.max
+  bool pids_limit_hit = false;  // a fork failed against pids.max (nested: pids.max was reached)
 };
 
 struct cgroup_enforced {
@@ -67,8 +68,11 @@ struct cgroup_enforced {
 class cgroup_set {
 public:
   // The dirs an execution will use, before anything exists, so the lease record can
-  // name them before they are created.
-  static expected<cgroup_set> plan(const cgroup_layout& layout, const std::string& exec_id);
+  // name them before they are created. `nested`: a runtime (runc under podman) makes its
+  // own cgroups below ours, in every mounted hierarchy, so the set also owns
+  // `<mount>/corral/<exec_id>` in the hierarchies it does not use, and looks into
+  // children when it lists, kills, counts and removes.
+  static expected<cgroup_set> plan(const cgroup_layout& layout, const std::string& exec_id, bool nested = false);
   // Dirs read back from a lease record (the caller has checked them with is_lease_cgroup_dir).
   static cgroup_set adopt(std::vector<std::string> dirs);
 
@@ -79,6 +83,11 @@ public:
   status tighten(const limits& lim);
 
   const std::vector<std::string>& dirs() const { return dirs_; }
+  // What the lease record must name: dirs() and, when nested, the other hierarchies' dirs.
+  std::vector<std::string> recorded_dirs() const;
+  // The set's path below each hierarchy's mount point ("/corral/<exec_id>" on v1), the
+  // same in all: what a runtime is given as its cgroup parent. Empty for an adopted set.
+  const std::string& path_below_mounts() const { return path_; }
   std::vector<std::string> procs_files() const;
   // The files a single-threaded process writes "0" into to move itself in before exec:
   // `tasks` on v1, whose write of the calling thread skips the global threadgroup lock and
@@ -103,10 +112,21 @@ public:
 
 private:
   status apply_limits(const limits& lim);
+  // Every dir whose members belong to the execution: dirs(), and when nested the
+  // companions and all their descendants, parents before children.
+  std::vector<std::string> member_dirs() const;
+  status watch_oom(const std::string& memory_dir);
 
   // Which dir does what is read from the files it has (memory.max, pids.max, ...), so a
   // planned set and one adopted from a record behave the same.
   std::vector<std::string> dirs_;
+  std::vector<std::string> companions_;  // nested: the hierarchies' dirs we set no limits in
+  bool nested_ = false;
+  std::string path_;
+  // nested on v1: the memory cgroup's OOM notification (an eventfd), because v1 counts an
+  // OOM kill only in the victim's own cgroup, a child the runtime has removed by the end.
+  std::shared_ptr<const int> oom_events_;
+  mutable bool oom_seen_ = false;
   std::string v2_root_;  // set when planned on v2: its subtree_control needs controllers
   cgroup_enforced enforced_;
   std::uint64_t sampled_peak_ = 0;

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tiers/leased_limits.hpp"
+
 namespace corral {
 
 namespace {
@@ -20,6 +22,9 @@ constexpr std::uint64_t kTmpBytes = 512 * kMiB;
 // enough for any host. nproc counts per host uid, so it is a ceiling, not the pids limit.
 constexpr const char* kNofile = "nofile=4096:4096";
 constexpr const char* kNproc = "nproc=4096:4096";
+// The lease's pids limit also counts `runc init` (a Go program, 5 tasks here) while it
+// sets the container up; below this the container cannot start.
+constexpr std::uint64_t kMinPids = 16;
 
 // The CLI's own environment: never the request's (CONTAINERS_CONF, DOCKER_HOST and the
 // like would reconfigure the engine), only what a rootless engine needs to find its state.
@@ -28,12 +33,6 @@ std::vector<std::string> engine_environment() {
   for (const char* key : {"HOME", "XDG_RUNTIME_DIR"})
     if (const char* v = std::getenv(key)) env.push_back(std::string(key) + "=" + v);
   return env;
-}
-
-std::string format_cpus(double cores) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", cores);
-  return buf;
 }
 
 status write_env_file(const std::string& path, const std::map<std::string, std::string>& env) {
@@ -58,23 +57,32 @@ status write_env_file(const std::string& path, const std::map<std::string, std::
 
 } // namespace
 
-container_tier::container_tier(const profile& prof, std::chrono::milliseconds deadline)
+container_tier::container_tier(const profile& prof, const kernel_features& features,
+                               std::chrono::milliseconds deadline)
     : external_tier("container", deadline),
       settings_(prof.container),
       source_roots_(prof.source_roots),
       output_roots_(prof.output_roots),
-      network_(prof.network) {}
+      network_(prof.network),
+      features_(features) {}
+
+container_tier::container_tier(const profile& prof, std::chrono::milliseconds deadline)
+    : container_tier(prof, detect_kernel_features(), deadline) {}
+
+bool container_tier::is_docker() const { return base_name(settings_.engine).find("docker") != std::string::npos; }
 
 std::string container_tier::private_dir(const std::string& scratch_dir) { return scratch_dir + ".container"; }
 
 std::vector<std::string> container_tier::engine_prefix(const std::string& bin) const {
   std::vector<std::string> argv = {bin};
   if (!settings_.runtime.empty()) argv.push_back("--runtime=" + settings_.runtime);
+  // The systemd manager takes a slice name, not a path into the lease's cgroups.
+  if (!is_docker()) argv.push_back("--cgroup-manager=cgroupfs");
   return argv;
 }
 
 std::vector<std::string> container_tier::boundary_flags() const {
-  return {"--rm",
+  std::vector<std::string> flags = {"--rm",
           network_ == network_mode::none ? "--network=none" : "--network=host",
           "--read-only",
           "--user=65534:65534",
@@ -83,7 +91,15 @@ std::vector<std::string> container_tier::boundary_flags() const {
           "--tmpfs=/tmp:rw,nosuid,nodev,size=" + std::to_string(kTmpBytes),
           "--ulimit", kNofile,
           "--ulimit", kNproc,
-          "--hostname=corral"};
+          "--hostname=corral",
+          // The container sees its own cgroup as the root, not the host's paths.
+          "--cgroupns=private",
+          // The engine's own default (podman: 2048) would be a second pids limit
+          // nobody asked for; the lease holds the one asked for.
+          "--pids-limit=-1"};
+  // conmon stays in the CLI's cgroups: its task and memory are not the program's.
+  if (!is_docker()) flags.push_back("--cgroups=no-conmon");
+  return flags;
 }
 
 tier_status container_tier::preflight(std::chrono::milliseconds deadline) const {
@@ -95,6 +111,12 @@ tier_status container_tier::preflight(std::chrono::milliseconds deadline) const 
   // `info` talks to the engine: a CLI without a running engine fails here, not mid-run.
   if (auto why = probe_failure(settings_.engine, {bin, "info"}, deadline); !why.empty()) return {false, why};
   if (settings_.image.empty()) return {false, "no image configured: set [sandbox.container] image"};
+  if (::geteuid() != 0)
+    return {false, "the container tier needs corral to run as root (the container is placed in the "
+                   "execution's cgroups, which hold its limits and kill-all); run corral as root or choose landlock"};
+  if (features_.cgroup_version == 0)
+    return {false, "no usable cgroup to hold the container's limits and kill-all (" + features_.cgroup_error +
+                       "); run corral as root on a machine with the memory, pids and cpu controllers"};
 
   // An engine that answers may still be unable to start a container with this tier's
   // flags (rlimits it may not set, a cgroup layout its runtime refuses): try one.
@@ -128,22 +150,19 @@ tier_status container_tier::preflight(std::chrono::milliseconds deadline) const 
 }
 
 tier_capabilities container_tier::capabilities() const {
-  tier_capabilities c;
-  bool up = available().available;
-  c.timeout = up;
-  c.memory = up;
-  c.pids = up;
-  c.cpu = up;
-  c.network_isolation = up && network_ == network_mode::none;
-  c.filesystem_read_isolation = up;
-  c.filesystem_write_isolation = up;
-  c.environment_isolation = up;
-  return c;
+  return leased_capabilities(available().available, features_, network_);
 }
 
-expected<launch_plan> container_tier::plan(const launch_request& request, const lease_grant&) const {
+expected<launch_plan> container_tier::plan(const launch_request& request, const lease_grant& grant) const {
   if (!available().available) return unavailable_error();
   if (request.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty");
+  if (request.effective.pids && *request.effective.pids < kMinPids)
+    return make_failure(failure_kind::invalid_request,
+                        "the container tier counts the runtime's own setup tasks (runc init) against the pids "
+                        "limit; ask for at least " + std::to_string(kMinPids) +
+                        " pids, or choose landlock for a tighter limit");
+  if (grant.cgroup_path.empty())
+    return make_failure(failure_kind::internal, "the container tier was given no cgroup lease to run the container in");
   auto bin = find_on_path(settings_.engine);
   auto rm = resolve_program("rm", "/usr/bin:/bin");
   if (bin.empty() || !rm)
@@ -170,30 +189,29 @@ expected<launch_plan> container_tier::plan(const launch_request& request, const 
     s.argv.push_back(a);
   for (auto& r : source_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":ro");
   for (auto& r : output_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":rw");
-  auto& lim = request.effective;
-  if (lim.memory_bytes) {
-    // Swap equal to memory: no swap on top, so the limit is the limit.
-    s.argv.push_back("--memory=" + std::to_string(*lim.memory_bytes));
-    s.argv.push_back("--memory-swap=" + std::to_string(*lim.memory_bytes));
-  }
-  if (lim.pids) s.argv.push_back("--pids-limit=" + std::to_string(*lim.pids));
-  if (lim.cpu_cores) s.argv.push_back("--cpus=" + format_cpus(*lim.cpu_cores));
+  // A terminal session: the container gets a pty of its own, which the CLI (on corral's
+  // pty) relays and resizes on SIGWINCH.
+  if (request.controlling_tty) s.argv.push_back("--tty");
+  // The lease's limits hold for what the engine makes below it; engine limits on the
+  // container's own cgroup would hit first and hide the verdict from the lease.
+  s.argv.push_back("--cgroup-parent=" + grant.cgroup_path);
   s.argv.push_back(settings_.image);
   for (auto& a : request.argv) s.argv.push_back(a);  // resolved in the image, by its PATH
   s.envp = engine_environment();
   s.cwd = dir;
-  s.kill_grace_ms = static_cast<std::uint32_t>(lim.kill_grace.count());
+  s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   s.controlling_tty = request.controlling_tty;
   auto remove = engine_prefix(bin);
   for (const char* a : {"rm", "-f"}) remove.push_back(a);
   remove.push_back(name);
   s.cleanup = {remove, {*rm, "-rf", "--one-file-system", "--", dir}};
 
+  auto held = held_limits(request.effective, features_, plan.not_enforced);
   if (network_ != network_mode::none) plan.not_enforced.push_back("network_isolation");
   plan.isolation = "container: " + base_name(bin) + (settings_.runtime.empty() ? "" : " (" + settings_.runtime + ")") +
                    " image " + settings_.image + (network_ == network_mode::none ? ", no network" : ", host network") +
-                   ", read-only root, uid 65534, no capabilities, no new privileges; the engine's memory, "
-                   "pids and cpu limits";
+                   ", read-only root, uid 65534, no capabilities, no new privileges; cgroup v" +
+                   std::to_string(features_.cgroup_version) + " around the container" + held;
   return plan;
 }
 

@@ -84,13 +84,13 @@ std::unique_ptr<external_tier> make_gvisor_tier(const gvisor_settings& s, std::c
 std::unique_ptr<external_tier> make_container_tier(const container_settings& s, std::chrono::milliseconds deadline) {
   profile p;
   p.container = s;
-  return std::make_unique<container_tier>(p, deadline);
+  return std::make_unique<container_tier>(p, detect_kernel_features(), deadline);
 }
 
 void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
                         std::chrono::milliseconds deadline) {
   registry.add(std::make_shared<gvisor_tier>(prof, features, deadline));
-  registry.add(std::make_shared<container_tier>(prof, deadline));
+  registry.add(std::make_shared<container_tier>(prof, features, deadline));
   registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline));
   registry.add(std::make_shared<e2b_tier>(deadline));
 }

@@ -43,6 +43,9 @@ struct launch_request {
 // What the lease granted: where the child must place itself before exec.
 struct lease_grant {
   std::vector<std::string> cgroup_procs;
+  // The lease's cgroups' path below each hierarchy's mount (the same in all), for a
+  // runtime that makes its own cgroups inside them; empty when the lease has none.
+  std::string cgroup_path;
 };
 
 struct launch_plan {
@@ -68,6 +71,9 @@ public:
   // commands, every process of the execution reaped): the result need not wait for the
   // helper's own exit, which for a jail includes the namespaces' teardown.
   virtual bool helper_exits_with_program() const { return false; }
+  // True when the tier's runtime creates its own cgroups below the lease's (in every
+  // hierarchy), so the lease must own those too.
+  virtual bool nests_cgroups() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 
