@@ -1,5 +1,6 @@
 #include "tiers/exec_helper/status_writer.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <unistd.h>
@@ -10,9 +11,7 @@ namespace corral::helper {
 
 namespace {
 
-void write_line(const std::string& line) {
-  const char* p = line.data();
-  std::size_t left = line.size();
+void write_bytes(const char* p, std::size_t left) {
   while (left > 0) {
     ssize_t n = ::write(kStatusFd, p, left);
     if (n < 0 && errno == EINTR) continue;
@@ -22,13 +21,19 @@ void write_line(const std::string& line) {
   }
 }
 
+void write_line(const std::string& line) { write_bytes(line.data(), line.size()); }
+
 } // namespace
 
 void report_step(const char* name, std::chrono::steady_clock::time_point since) {
   auto us = std::chrono::duration_cast<std::chrono::microseconds>(
                 std::chrono::steady_clock::now() - since)
                 .count();
-  write_line("step " + std::string(name) + " " + std::to_string(us) + "\n");
+  // No allocation: the target reports a step between its clone and execve, while it still
+  // shares the helper's heap.
+  char line[128];
+  int n = std::snprintf(line, sizeof line, "step %s %lld\n", name, static_cast<long long>(us));
+  if (n > 0) write_bytes(line, std::min(static_cast<std::size_t>(n), sizeof line - 1));
 }
 
 void report_started(long pid) { write_line("started " + std::to_string(pid) + "\n"); }
