@@ -138,6 +138,9 @@ struct io_loop::impl {
   bool stopping = false;
   std::unordered_map<process_id, process*> processes;
   std::atomic<std::size_t> tracked_count{0};
+  std::size_t armed_waiting = 0;  // warm jails not launched yet: the pool's, not an execution's
+
+  void update_tracked() { tracked_count = processes.size() - armed_waiting; }
   char read_buffer[kReadBuffer];
 
   impl() {
@@ -299,9 +302,10 @@ struct io_loop::impl {
     p->owner = cmd.owner;
     p->report_writes = cmd.report_writes;
     p->keep_spec_open = cmd.keep_spec_open;
+    if (p->keep_spec_open) ++armed_waiting;
     if (pty) p->pty_master = ::fcntl(out.parent, F_DUPFD_CLOEXEC, 0);
     processes[p->id] = p;
-    tracked_count = processes.size();
+    update_tracked();
 
     uv_poll_init(&loop, &p->exit_poll, pidfd);
     p->exit_poll.data = p;
@@ -520,7 +524,11 @@ struct io_loop::impl {
   void do_launch(process_id id, std::string bytes) {
     auto* p = find(id);
     if (!p || !p->spec_open) return;
-    p->keep_spec_open = false;
+    if (p->keep_spec_open) {
+      p->keep_spec_open = false;
+      --armed_waiting;
+      update_tracked();
+    }
     if (bytes.empty()) return close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
     write_to(p, p->spec_pipe, std::move(bytes), true);
   }
@@ -571,8 +579,9 @@ struct io_loop::impl {
     if (!p->released || !p->reaped || p->open_handles > 0) return;
     close_fd(p->pidfd);
     close_fd(p->pty_master);
+    if (p->keep_spec_open) --armed_waiting;
     processes.erase(p->id);
-    tracked_count = processes.size();
+    update_tracked();
     delete p;
   }
 };

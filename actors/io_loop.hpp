@@ -81,7 +81,8 @@ public:
   // descendant that escaped holds a pipe open) and forgets it once reaped.
   void release(process_id id);
 
-  // Number of processes the loop still tracks (for tests: nothing may be left behind).
+  // Number of processes the loop still tracks (for tests: nothing may be left behind),
+  // not counting warm jails that wait armed for a launch.
   std::size_t tracked() const;
 
 private:

@@ -69,7 +69,8 @@ public:
   const profile& frozen_profile() const;
   const std::string& state_dir() const;
   std::size_t max_concurrent() const;  // executions it runs at once; the rest wait
-  // Processes the I/O loop still tracks (tests: nothing may be left behind).
+  // Processes the I/O loop still tracks (tests: nothing may be left behind); warm jails
+  // waiting armed are not counted.
   std::size_t tracked_processes() const;
   // Warm jails armed and waiting now (see runtime_options::warm_jails).
   std::size_t warm_jails_ready();

@@ -89,16 +89,6 @@ profile fake_profile(const std::string& engine) {
   return p;
 }
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (auto* e = ::readdir(d))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-  ::closedir(d);
-  return out;
-}
-
 } // namespace
 
 TEST_CASE("the container preflight starts a trial container and reports why it fails", "[container][preflight]") {

@@ -55,26 +55,6 @@ std::vector<std::string> processes_mentioning(const std::string& needle) {
   return found;
 }
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (auto* e = ::readdir(d))
-    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-  ::closedir(d);
-  return out;
-}
-
-// Any cgroup dir left for this execution in any hierarchy.
-std::vector<std::string> cgroups_of(const std::string& exec_id) {
-  std::vector<std::string> found;
-  for (auto& h : entries("/sys/fs/cgroup")) {
-    auto dir = "/sys/fs/cgroup/" + h + "/corral/" + exec_id;
-    if (exists(dir)) found.push_back(dir);
-  }
-  return found;
-}
-
 struct gvisor_fixture {
   temp_dir host{"corral-gvisor-"};
   std::string src, out, outside;

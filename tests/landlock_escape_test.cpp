@@ -26,6 +26,7 @@
 #include <catch2/catch.hpp>
 
 #include "container_fixture.hpp"
+#include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/gvisor_tier.hpp"
 #include "tiers/kernel_features.hpp"
@@ -42,22 +43,6 @@ void write_text(const std::string& path, const std::string& text, mode_t mode = 
   ::chmod(path.c_str(), mode);
 }
 
-// The reason the landlock tier cannot run here, or empty.
-std::string landlock_unavailable() {
-  profile p;
-  landlock_tier t(p, detect_kernel_features());
-  auto st = t.available();
-  return st.available ? "" : st.reason;
-}
-
-#define REQUIRE_LANDLOCK()                                                \
-  do {                                                                    \
-    auto why = landlock_unavailable();                                    \
-    if (!why.empty()) {                                                   \
-      WARN("skipped: the landlock tier is unavailable here: " << why);    \
-      return;                                                             \
-    }                                                                     \
-  } while (0)
 
 // The reason `tier` (landlock, gvisor or container) cannot run here, or empty; asked
 // once per tier.

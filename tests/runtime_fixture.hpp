@@ -118,6 +118,27 @@ inline std::string read_text(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// The names in a directory, without "." and ".."; none when it cannot be read.
+inline std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (auto* e = ::readdir(d))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+  ::closedir(d);
+  return out;
+}
+
+// Any cgroup dir left for this execution (or lease id) in any hierarchy.
+inline std::vector<std::string> cgroups_of(const std::string& exec_id) {
+  std::vector<std::string> found;
+  for (auto& h : entries("/sys/fs/cgroup")) {
+    auto dir = "/sys/fs/cgroup/" + h + "/corral/" + exec_id;
+    if (exists(dir)) found.push_back(dir);
+  }
+  return found;
+}
+
 // Polls `f` until it holds or `bound` has passed, then asks once more: every wait bounded.
 template <class F>
 bool eventually(F f, std::chrono::milliseconds bound = std::chrono::seconds(5)) {

@@ -11,32 +11,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/jail_spec.hpp"
-#include "tiers/kernel_features.hpp"
-#include "tiers/landlock_tier.hpp"
 
 using namespace corral;
 using namespace corral::testing;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string landlock_unavailable() {
-  landlock_tier t(profile{}, detect_kernel_features());
-  auto st = t.available();
-  return st.available ? "" : st.reason;
-}
-
-#define REQUIRE_LANDLOCK_HERE()                                           \
-  do {                                                                    \
-    auto why = landlock_unavailable();                                    \
-    if (!why.empty()) {                                                   \
-      WARN("skipped: the landlock tier is unavailable here: " << why);    \
-      return;                                                             \
-    }                                                                     \
-  } while (0)
 
 std::vector<std::string> names_of(const exec_result& r) {
   std::vector<std::string> names;
@@ -49,39 +33,20 @@ bool has_step(const exec_result& r, const std::string& name) {
   return std::find(n.begin(), n.end(), name) != n.end();
 }
 
-std::vector<std::string> dir_entries(const std::string& dir) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (auto& e : std::filesystem::directory_iterator(dir, ec)) out.push_back(e.path().filename());
-  return out;
-}
-
 // The warm jails' lease ids (<instance>-wN) named by the records in the state dir.
 std::vector<std::string> warm_lease_ids(const test_runtime& t) {
   std::vector<std::string> ids;
   const std::string suffix = ".lease";
-  for (auto& name : dir_entries(t.state.path() + "/state/leases"))
+  for (auto& name : entries(t.state.path() + "/state/leases"))
     if (name.find("-w") != std::string::npos && name.size() > suffix.size() &&
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
       ids.push_back(name.substr(0, name.size() - suffix.size()));
   return ids;
 }
 
-// Every cgroup dir of that id, in any hierarchy.
-std::vector<std::string> cgroup_dirs(const std::string& id) {
-  std::vector<std::string> out;
-  for (auto& h : dir_entries("/sys/fs/cgroup")) {
-    auto dir = "/sys/fs/cgroup/" + h + "/corral/" + id;
-    if (exists(dir)) out.push_back(dir);
-  }
-  for (auto& sub : {"/sys/fs/cgroup/unified/corral/", "/sys/fs/cgroup/corral/"})
-    if (exists(sub + id)) out.push_back(sub + id);
-  return out;
-}
-
 std::vector<pid_t> pids_in(const std::string& id) {
   std::vector<pid_t> out;
-  for (auto& dir : cgroup_dirs(id)) {
+  for (auto& dir : cgroups_of(id)) {
     std::ifstream procs(dir + "/cgroup.procs");
     pid_t pid;
     while (procs >> pid) out.push_back(pid);
@@ -99,7 +64,7 @@ profile landlock_profile() {
 } // namespace
 
 TEST_CASE("a warm jail runs the request's program with its env and stdin, and is replaced", "[landlock][warm]") {
-  REQUIRE_LANDLOCK_HERE();
+  REQUIRE_LANDLOCK();
   test_runtime t(landlock_profile(), false, 1);
   auto req = shell("echo \"$GIVEN\"; cat; pwd; id -u; echo written > /work/file; cat /work/file");
   req.env["GIVEN"] = "from-the-request";
@@ -122,6 +87,8 @@ TEST_CASE("a warm jail runs the request's program with its env and stdin, and is
   CHECK(cat->exit_code == 0);
   CHECK(cat->out.data.empty());
   CHECK_FALSE(has_step(*cat, "namespaces"));
+  // The jail armed for the next request is the pool's, not a process left behind.
+  CHECK(tracked_after_settling(*t.rt) == 0);
 
   // The same profile without warm jails builds its jail inside the request.
   test_runtime cold(landlock_profile(), false, 0);
@@ -131,7 +98,7 @@ TEST_CASE("a warm jail runs the request's program with its env and stdin, and is
 }
 
 TEST_CASE("a warm jail holds the boundary, and nothing of one execution reaches the next", "[landlock][warm][escape]") {
-  REQUIRE_LANDLOCK_HERE();
+  REQUIRE_LANDLOCK();
   temp_dir host{"corral-warm-"};
   ::chmod(host.path().c_str(), 0755);
   auto outside = host / "outside";
@@ -165,7 +132,7 @@ TEST_CASE("a warm jail holds the boundary, and nothing of one execution reaches 
 }
 
 TEST_CASE("a request's tighter limits reach the warm jail's cgroups", "[landlock][warm][limits]") {
-  REQUIRE_LANDLOCK_HERE();
+  REQUIRE_LANDLOCK();
   auto p = landlock_profile();
   p.limit.memory_bytes = 1024 * kMiB;  // what the jail is armed with
   test_runtime t(p, false, 1);
@@ -192,7 +159,7 @@ TEST_CASE("a request's tighter limits reach the warm jail's cgroups", "[landlock
 }
 
 TEST_CASE("a warm jail's timeout ends the program and every descendant", "[landlock][warm][descendants]") {
-  REQUIRE_LANDLOCK_HERE();
+  REQUIRE_LANDLOCK();
   test_runtime t(landlock_profile(), false, 1);
   auto req = shell("sleep 31.4159 & echo launched; sleep 31.4159");
   req.timeout = 700ms;
@@ -204,7 +171,7 @@ TEST_CASE("a warm jail's timeout ends the program and every descendant", "[landl
 }
 
 TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leaves nothing", "[landlock][warm]") {
-  REQUIRE_LANDLOCK_HERE();
+  REQUIRE_LANDLOCK();
   auto t = std::make_unique<test_runtime>(landlock_profile(), false, 1);
   REQUIRE(t->wait_armed());
   auto ids = warm_lease_ids(*t);
@@ -215,7 +182,7 @@ TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leav
   for (pid_t pid : pids) ::kill(pid, SIGKILL);
 
   // Retired (cgroups and record gone) and replaced by a new jail under another id.
-  CHECK(eventually([&] { return cgroup_dirs(killed).empty(); }));
+  CHECK(eventually([&] { return cgroups_of(killed).empty(); }));
   CHECK(eventually([&] {
     auto now = warm_lease_ids(*t);
     return std::find(now.begin(), now.end(), killed) == now.end();
@@ -226,17 +193,19 @@ TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leav
   CHECK(r->out.data == "still-served\n");
 
   // Stopping the runtime retires the armed jail: no process, cgroup, record or scratch dir.
+  // (The used jail's lease goes just after its result: wait until only the armed one is left.)
   REQUIRE(t->wait_armed());
+  REQUIRE(eventually([&] { return warm_lease_ids(*t).size() == 1; }));
   auto armed = warm_lease_ids(*t);
   REQUIRE_FALSE(armed.empty());
   auto armed_pids = pids_in(armed.front());
   REQUIRE_FALSE(armed_pids.empty());
   auto state = t->state.path() + "/state";
   t->rt.reset();
-  for (auto& id : armed) CHECK(cgroup_dirs(id).empty());
+  for (auto& id : armed) CHECK(cgroups_of(id).empty());
   for (pid_t pid : armed_pids) CHECK(eventually([&] { return ::kill(pid, 0) != 0; }));
-  CHECK(dir_entries(state + "/scratch").empty());
-  CHECK(dir_entries(state + "/leases").empty());
+  CHECK(entries(state + "/scratch").empty());
+  CHECK(entries(state + "/leases").empty());
 }
 
 TEST_CASE("a warm jail is handed a request only when the request's boundary is the one it armed", "[warm][spec]") {
