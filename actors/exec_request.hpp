@@ -32,6 +32,8 @@ struct exec_request {
   std::string tier;
   // Optional: receives execution_started once, then output_chunk for each piece of kept
   // output while it runs (the result still carries all of it). Not part of the policy.
+  // It must answer each chunk with (ack_atom, bytes) to the chunk's sender once passed
+  // on: past kLiveOutputWindow unacknowledged bytes the child waits (output_collector.hpp).
   caf::actor live_output;
 };
 

@@ -192,8 +192,9 @@ status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, 
   st.isolation = plan->isolation;
   for (auto& n : plan->not_enforced) st.not_enforced.push_back(n);
   auto cap = st.plan.effective.output_cap;
+  bool live = static_cast<bool>(st.plan.live_output);
   st.process = st.warm->process;
-  st.env.io->adopt(st.process, self, {out, cap, overflow_policy::discard}, {err, cap, overflow_policy::discard});
+  st.env.io->adopt(st.process, self, collector_route(out, cap, live), collector_route(err, cap, live));
   st.env.io->launch(st.process, spec_frame(serialize(plan->spec)));
   return ok();
 }
@@ -212,8 +213,8 @@ void start_step(self_ptr self) {
   bool last = st.step + 1 == st.plan.steps.size();
   auto cap = st.plan.effective.output_cap;
   auto live = st.plan.live_output;
-  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live);
-  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live);
+  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, st.env.io);
+  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, st.env.io);
   st.phase_began = std::chrono::steady_clock::now();
   if (st.warm) {
     if (auto launched = launch_warm(self, step, out, err); !launched) {
@@ -235,9 +236,8 @@ void start_step(self_ptr self) {
   order.grant = st.grant;
   order.stdin_pipe = last && st.plan.stdin_data.has_value();
   order.owner = self;
-  order.out_sink = out;
-  order.err_sink = err;
-  order.output_cap = cap;
+  order.out = collector_route(out, cap, static_cast<bool>(live));
+  order.err = collector_route(err, cap, static_cast<bool>(live));
   self->request(spawn_actor, caf::infinite, std::move(order))
       .then([=](spawn_planned& planned) {
         self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);

@@ -414,6 +414,14 @@ struct io_loop::impl {
     if (s.open && s.paused && s.route.credit > 0) start_reading(s);
   }
 
+  void do_set_overflow(process_id id, stream_kind kind, overflow_policy policy) {
+    auto* p = find(id);
+    if (!p) return;
+    auto& s = kind == stream_kind::out ? p->out : p->err;
+    s.route.when_exhausted = policy;
+    if (s.open && s.paused && policy == overflow_policy::discard) start_reading(s);
+  }
+
   // --- status channel -------------------------------------------------------------------
 
   void open_status(process* p, int fd) {
@@ -611,6 +619,9 @@ void io_loop::signal(process_id id, int sig, bool whole_group) {
 }
 void io_loop::add_credit(process_id id, stream_kind stream, std::uint64_t bytes) {
   impl_->post([this, id, stream, bytes] { impl_->do_add_credit(id, stream, bytes); });
+}
+void io_loop::set_overflow(process_id id, stream_kind stream, overflow_policy policy) {
+  impl_->post([this, id, stream, policy] { impl_->do_set_overflow(id, stream, policy); });
 }
 void io_loop::resize(process_id id, std::uint16_t rows, std::uint16_t cols) {
   impl_->post([this, id, rows, cols] { impl_->do_resize(id, rows, cols); });

@@ -67,6 +67,9 @@ public:
   // Signals the spawned process, or with `whole_group` its process group.
   void signal(process_id id, int sig, bool whole_group);
   void add_credit(process_id id, stream_kind stream, std::uint64_t bytes);
+  // Changes what the stream does once its credit is used up (a paced capture that reached
+  // its cap switches to discard, so the child no longer waits for its reader).
+  void set_overflow(process_id id, stream_kind stream, overflow_policy policy);
   // Sets a pty's window size (TIOCSWINSZ on the master); the kernel sends SIGWINCH to the
   // terminal's foreground process group. Ignored for processes without a pty.
   void resize(process_id id, std::uint16_t rows, std::uint16_t cols);

@@ -18,8 +18,8 @@ caf::behavior spawner(caf::event_based_actor*, io_loop* io, std::shared_ptr<cons
         cmd.stdin_pipe = order.stdin_pipe;
         cmd.spec_bytes = serialize(plan->spec);
         cmd.owner = order.owner;
-        cmd.out = {order.out_sink, order.output_cap, overflow_policy::discard};
-        cmd.err = {order.err_sink, order.output_cap, overflow_policy::discard};
+        cmd.out = std::move(order.out);
+        cmd.err = std::move(order.err);
         io->spawn(std::move(cmd));
         return {true, {}, plan->not_enforced, plan->isolation};
       },

@@ -11,6 +11,7 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/io_events.hpp"
+#include "actors/io_loop.hpp"
 #include "config/failure.hpp"
 #include "tiers/tier.hpp"
 
@@ -24,9 +25,8 @@ struct spawn_order {
   lease_grant grant;
   bool stdin_pipe = false;
   caf::actor owner;
-  caf::actor out_sink;
-  caf::actor err_sink;
-  std::uint64_t output_cap = 0;
+  output_route out;  // the collectors' routes (output_collector.hpp: collector_route)
+  output_route err;
 };
 
 // Reply to a spawn_order: what the plan will (not) enforce, or why there is no plan.

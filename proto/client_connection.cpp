@@ -505,6 +505,10 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
                     nullptr, {{"kind", to_string(failure_kind::limit_exceeded)}});
       },
       [=](rpc_out_atom, std::string& line) { write(self, std::move(line)); },
+      [=](rpc_out_atom, std::string& line, const caf::actor& ack_to, std::uint64_t bytes) {
+        write(self, std::move(line));
+        self->send(ack_to, ack_atom::value, bytes);  // queued to the socket: the stream may go on
+      },
       [=](job_done_atom, const std::string& key, std::string& line) {
         self->state.jobs.erase(key);
         write(self, std::move(line));

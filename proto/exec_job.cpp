@@ -73,10 +73,12 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
     }
   });
   bool stream = params.stream;
-  auto emit = [=](stream_kind kind, const std::string& bytes) {
-    if (bytes.empty()) return;
+  auto notification = [=](stream_kind kind, const std::string& bytes) {
     auto name = kind == stream_kind::out ? "stdout" : "stderr";
-    self->send(connection, rpc_out_atom::value, rpc::notification_line("exec.output", output_notification(id, name, bytes)));
+    return rpc::notification_line("exec.output", output_notification(id, name, bytes));
+  };
+  auto emit = [=](stream_kind kind, const std::string& bytes) {
+    if (!bytes.empty()) self->send(connection, rpc_out_atom::value, notification(kind, bytes));
   };
   auto request = std::move(params.request);
   request.live_output = self;
@@ -104,9 +106,16 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
         if (st->orphaned) self->quit(caf::exit_reason::user_shutdown);
       },
       [=](output_chunk& chunk) {
-        if (!stream) return;
+        // The collector waits for this acknowledgement before reading more than its window:
+        // the connection sends it once the line is queued to the socket, so a client that
+        // reads slowly slows the child, and one that stops reading fills the socket's
+        // bounded queue and is disconnected (which cancels this).
+        auto collector = caf::actor_cast<caf::actor>(self->current_sender());
+        std::uint64_t size = chunk.bytes.size();
         auto& carry = chunk.stream == stream_kind::out ? st->out : st->err;
-        emit(chunk.stream, carry.take(chunk.bytes));
+        auto text = stream ? carry.take(chunk.bytes) : std::string();
+        if (text.empty()) return self->send(collector, ack_atom::value, size);
+        self->send(connection, rpc_out_atom::value, notification(chunk.stream, text), collector, size);
       },
       [=](job_cancel_atom) {
         st->cancel_requested = true;

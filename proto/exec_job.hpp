@@ -4,7 +4,9 @@
 // (which monitors the job as its caller) is cancelled and cleaned up.
 //
 //   job_cancel_atom  -> cancels the execution (now, or as soon as it has started)
-//   to the connection: (rpc_out_atom, line) for notifications, (job_done_atom, key, line)
+//   to the connection: (rpc_out_atom, line) for notifications, (rpc_out_atom, line,
+//   collector, bytes) for output (acknowledged to the collector once queued), and
+//   (job_done_atom, key, line)
 #pragma once
 
 #include <string>

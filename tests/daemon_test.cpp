@@ -174,6 +174,38 @@ TEST_CASE("exec streams started and output notifications, then the result", "[da
   CHECK(err == "err\n");
 }
 
+TEST_CASE("streamed output past the live window arrives whole; past the cap it is cut and the child not held", "[daemon]") {
+  // The daemon paces live output (output_collector.hpp: a 1 MiB window acknowledged as
+  // lines are queued): more than a window must still arrive byte for byte, and once the
+  // cap is reached the rest is discarded without waiting for the reader.
+  testing::temp_dir conf{"corral-paced-"};
+  {
+    std::ofstream toml(conf / "corral.toml");
+    toml << "[sandbox.limits]\noutput_cap = \"3m\"\ntimeout = 60\n";
+  }
+  daemon_process d({"--config", conf / "corral.toml"});
+  line_client c(d.socket);
+  c.call(1, "exec", {{"argv", {"/bin/sh", "-c",
+                               "head -c 5000000 /dev/zero | tr '\\0' a; head -c 2000000 /dev/zero | tr '\\0' b >&2"}}});
+  std::vector<json> notes;
+  auto r = c.reply(1, &notes);
+  REQUIRE(r.contains("result"));
+  auto& res = r["result"];
+  CHECK(res["verdict"] == "output_truncated");  // the program itself exited 0
+  CHECK(res["exit_code"] == 0);
+  std::string out, err;
+  for (auto& n : notes)
+    if (n["method"] == "exec.output") (n["params"]["stream"] == "stdout" ? out : err) += n["params"]["data"];
+  const std::size_t cap = 3u << 20;
+  CHECK(out == std::string(cap, 'a'));
+  CHECK(err == std::string(2000000, 'b'));
+  CHECK(res["stdout_truncated"] == true);
+  CHECK(res["stdout_dropped_bytes"] == 5000000 - cap);
+  CHECK(res["stdout"].get<std::string>().rfind(std::string(cap, 'a'), 0) == 0);
+  CHECK(res["stderr_truncated"] == false);
+  CHECK(res["stderr"] == err);
+}
+
 TEST_CASE("capabilities, describe, health and the session methods answer", "[daemon]") {
   daemon_process d;
   line_client c(d.socket);
@@ -529,7 +561,7 @@ TEST_CASE("a client that stops reading streamed exec output is cut off: bounded 
   CHECK(gone);
   CHECK(answered > 0);
   INFO("daemon RSS before " << rss_before << ", peak " << rss_peak);
-  CHECK(rss_peak - rss_before < (256u << 20));
+  CHECK(rss_peak - rss_before < (128u << 20));  // measured: about 42 MiB
   // The lazy client finds its connection closed once it reads what was queued.
   std::size_t drained = 0;
   bool eof = false, stuck = false;
