@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdlib.h>
 
 #include <caf/all.hpp>
@@ -26,6 +27,11 @@ constexpr process_id kFirstWarmProcess = process_id{1} << 47;
 constexpr std::chrono::seconds kLeaseBound{30};
 constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{30'000};
+// Arming a jail (namespaces, mounts, rulesets) costs the machine more than a short program
+// does: a jail's replacement waits until the program that took it is done, so the two do
+// not compete for the CPU, but no longer than this, so a long execution does not leave
+// the pool empty for the requests that come meanwhile.
+constexpr milliseconds kRearmDelay{250};
 // A program every view has (the system dirs): arming plans with it, and the launch
 // replaces it with the request's.
 const char* const kPlaceholderProgram = "/bin/sh";
@@ -45,6 +51,7 @@ struct warm_pool_state {
   warm_pool_config config;
   std::map<process_id, warm_entry> entries;  // spawned, armed or arming
   std::size_t leasing = 0;                   // jails whose lease is being acquired
+  std::set<caf::actor_addr> takers;          // took a jail, still running: its replacement waits
   std::uint64_t next = 1;
   unsigned failures = 0;  // in a row: sets the backoff
   bool backing_off = false;
@@ -194,7 +201,8 @@ void arm_one(self_ptr self) {
 
 void fill(self_ptr self) {
   auto& st = self->state;
-  while (!st.stopping && !st.backing_off && st.entries.size() + st.leasing < st.config.size) arm_one(self);
+  while (!st.stopping && !st.backing_off && st.entries.size() + st.leasing + st.takers.size() < st.config.size)
+    arm_one(self);
 }
 
 // A jail that ended before anyone took it (spawn failure, arming failure, killed).
@@ -220,6 +228,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
     // Without its supervisor nobody takes a jail: the leases, dropped with this actor,
     // kill and remove what is left.
     if (down.source == st.config.owner.address()) return self->quit();
+    if (st.takers.erase(down.source) > 0) return fill(self);
     for (auto& [process, e] : st.entries)
       if (e.lease.address() == down.source) {
         e.lease = caf::actor{};
@@ -237,6 +246,11 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         }
         auto& e = it->second;
         self->demonitor(e.lease);
+        // The replacement is armed once the taker ends (down_msg) or after kRearmDelay.
+        if (auto taker = caf::actor_cast<caf::actor_addr>(self->current_sender()); taker && st.takers.insert(taker).second) {
+          self->monitor(taker);
+          self->delayed_send(self, kRearmDelay, rearm_atom::value, taker);
+        }
         warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch_dir),
                        std::move(e.armed), st.config.defaults};
         st.entries.erase(it);
@@ -247,6 +261,9 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
       [=](rearm_atom) {
         self->state.backing_off = false;
         fill(self);
+      },
+      [=](rearm_atom, const caf::actor_addr& taker) {
+        if (self->state.takers.erase(taker) > 0) fill(self);
       },
       [=](io_spawned& ev) {
         auto& st = self->state;

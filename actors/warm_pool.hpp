@@ -7,7 +7,8 @@
 // execution that takes one tightens the lease to its own limits, checks that its own plan
 // asks for exactly the boundary the jail was armed with (jail_spec same_boundary), and
 // hands over its program, argv and environment. Nothing is ever reused between
-// executions; the pool arms a new jail for each one taken.
+// executions; the pool arms a new jail for each one taken, once the program that took it
+// is done (or has run 250 ms), so arming never competes with a short program for the CPU.
 //
 //   (take_atom) -> warm_jail   an armed jail (ok = false when none is ready: start cold)
 //   (stop_atom) -> bool        retires every jail (leases finished, scratch removed)

@@ -5,6 +5,7 @@
 #include <csignal>
 #include <fcntl.h>
 #include <fstream>
+#include <future>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -129,6 +130,105 @@ TEST_CASE("a warm jail holds the boundary, and nothing of one execution reaches 
   CHECK(second->out.data.find("No such file") != std::string::npos);
   CHECK(second->out.data.find("end") != std::string::npos);
   ::unsetenv("CORRAL_WARM_HOST_SECRET");
+}
+
+// The value of `field` in /proc/<pid>/status ("" when absent or gone).
+static std::string status_field(pid_t pid, const std::string& field) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind(field + ":", 0) == 0) {
+      auto value = line.substr(field.size() + 1);
+      return value.substr(value.find_first_not_of(" \t"));
+    }
+  return "";
+}
+
+TEST_CASE("an armed jail's init is confined before any request arrives", "[landlock][warm][escape]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false, 1);
+  REQUIRE(t.wait_armed());
+  auto ids = warm_lease_ids(t);
+  REQUIRE(ids.size() == 1);
+  // The jail's init is the process of the lease that is pid 1 of its own pid namespace.
+  pid_t init = 0;
+  for (pid_t pid : pids_in(ids.front())) {
+    auto nspid = status_field(pid, "NSpid");
+    if (nspid.size() > 2 && nspid.substr(nspid.size() - 2) == "\t1") init = pid;
+  }
+  REQUIRE(init > 0);
+  INFO("the jail's init is " << init);
+  CHECK(status_field(init, "CapPrm") == "0000000000000000");
+  CHECK(status_field(init, "CapEff") == "0000000000000000");
+  CHECK(status_field(init, "CapBnd") == "0000000000000000");
+  CHECK(status_field(init, "NoNewPrivs") == "1");
+  CHECK(status_field(init, "Seccomp") == "2");
+  CHECK(status_field(init, "Uid").rfind("0\t", 0) != 0);  // not the host's root
+}
+
+TEST_CASE("the program cannot reach the jail's init: its /proc files, its rlimits, a signal", "[landlock][warm][escape]") {
+  REQUIRE_LANDLOCK();
+  std::size_t warm = GENERATE(0u, 1u);
+  INFO((warm ? "warm" : "cold") << " jail");
+  test_runtime t(landlock_profile(), false, warm);
+  auto r = t.run(shell("echo trying; "
+                       "cat /proc/1/environ >/dev/null 2>&1 && echo environ-read || echo environ-denied; "
+                       "ls /proc/1/fd >/dev/null 2>&1 && echo fds-listed || echo fds-denied; "
+                       "prlimit --pid 1 --nofile=1:1 2>/dev/null && echo prlimit-set || echo prlimit-denied; "
+                       "echo kill-tried; kill -TERM 1; sleep 0.3; echo still-running"));
+  REQUIRE(r);
+  INFO(r->out.data << r->err.data);
+  CHECK(r->out.data.find("trying") != std::string::npos);
+  CHECK(r->out.data.find("environ-denied") != std::string::npos);
+  CHECK(r->out.data.find("fds-denied") != std::string::npos);
+  CHECK(r->out.data.find("prlimit-denied") != std::string::npos);
+  CHECK(r->out.data.find("kill-tried") != std::string::npos);
+  // The signal reached nothing that ends the execution: the program ran on to its end.
+  CHECK(r->out.data.find("still-running") != std::string::npos);
+  CHECK(r->how == verdict::exited);
+  CHECK(r->exit_code == 0);
+}
+
+TEST_CASE("a taken jail's replacement is armed after its program, or while a long one runs", "[landlock][warm]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false, 1);
+  REQUIRE(t.wait_armed());
+  auto run_async = [&](const std::string& code) {
+    auto done = std::make_shared<std::promise<expected<exec_result>>>();
+    auto future = done->get_future();
+    t.rt->exec_async(shell(code), [done](expected<exec_result> r) { done->set_value(std::move(r)); });
+    return future;
+  };
+
+  // A short program: while it runs, only the jail it took exists (nothing competes with
+  // it for the CPU); after it, a new jail is armed.
+  auto asked = std::chrono::steady_clock::now();
+  auto short_run = run_async("sleep 0.157; echo corral-short-7171");
+  REQUIRE(eventually([] { return !with_arg("0.157").empty(); }, 5s));
+  auto ids = warm_lease_ids(t);
+  // The pool waits at most 250 ms for the taker: a machine too loaded to see the program
+  // start within 200 ms cannot tell waiting from not waiting.
+  if (std::chrono::steady_clock::now() - asked < 200ms) {
+    CHECK(ids.size() == 1);
+    CHECK(t.rt->warm_jails_ready() == 0);
+  } else {
+    WARN("the program took over 200 ms to start; the wait for its end is not checked");
+  }
+  REQUIRE(short_run.wait_for(10s) == std::future_status::ready);
+  auto first = short_run.get();
+  REQUIRE(first);
+  CHECK(first->out.data == "corral-short-7171\n");
+  CHECK(t.wait_armed());
+
+  // A long program does not keep the pool empty: a jail is armed while it still runs.
+  auto long_run = run_async("sleep 3.017; echo corral-long-7272");
+  REQUIRE(eventually([] { return !with_arg("3.017").empty(); }, 5s));
+  CHECK(t.wait_armed(2500ms));
+  CHECK(long_run.wait_for(1ms) == std::future_status::timeout);  // armed before its end
+  REQUIRE(long_run.wait_for(10s) == std::future_status::ready);
+  auto second = long_run.get();
+  REQUIRE(second);
+  CHECK(second->out.data == "corral-long-7272\n");
 }
 
 TEST_CASE("a request's tighter limits reach the warm jail's cgroups", "[landlock][warm][limits]") {

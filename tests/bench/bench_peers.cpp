@@ -4,6 +4,7 @@
 // host and landlock tiers. Prints medians, p90s and the ratios issue targets are stated in.
 // Usage: corral_bench_peers  (env BENCH_N, default 200)
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <unistd.h>
@@ -80,7 +81,10 @@ int run() {
     }
     return std::move(*started);
   };
-  auto warm_rt = start("state", 1);
+  // BENCH_WARM_JAILS: the pool size of the warm runtime (default: the runtime's default).
+  std::size_t pool = runtime_options{}.warm_jails;
+  if (const char* v = std::getenv("BENCH_WARM_JAILS")) pool = std::strtoul(v, nullptr, 10);
+  auto warm_rt = start("state", pool);
   auto cold_rt = start("state-cold", 0);
   if (!warm_rt || !cold_rt) return 1;
   // A request arriving while a jail waits armed: what one execution costs at a steady pace.
@@ -101,7 +105,7 @@ int run() {
   };
 
   const std::string bwrap = find_bwrap();
-  std::printf("# corral_bench_peers n=%d warmup=%d cores=%ld\n", n, warmup, ::sysconf(_SC_NPROCESSORS_ONLN));
+  std::printf("# corral_bench_peers n=%d warmup=%d cores=%ld warm_jails=%zu\n", n, warmup, ::sysconf(_SC_NPROCESSORS_ONLN), pool);
   struct program {
     const char* label;
     std::vector<std::string> argv;

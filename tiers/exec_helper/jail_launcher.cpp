@@ -98,6 +98,19 @@ int drop_privileges(const jail_spec& spec) {
   return 0;
 }
 
+// C's last set-up step: nobody, no capabilities, no_new_privs, the Landlock domain, then
+// the seccomp filter. The credential change clears the parent-death signal, so it is set
+// again (should H die in between, the lease's kill of the cgroup still ends C); C stays
+// non-dumpable, so the program, running as the same uid, cannot open C's /proc files
+// (mem, environ, fds) to reach its status fd.
+int confine_init(const jail_spec& spec, prepared_ruleset& ruleset, const compiled_filter& compiled) {
+  if (int err = drop_privileges(spec)) return err;
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return step_error("credentials", "prctl PDEATHSIG");
+  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return step_error("credentials", "prctl DUMPABLE");
+  if (int err = restrict_self(ruleset)) return err;
+  return install_seccomp_filter(compiled);
+}
+
 // A warm jail's C, armed: waits for the launch frame and takes its program, argv, env,
 // cwd and grace; everything else stays as armed. EOF means the runtime retired the jail.
 int await_launch(jail_spec& spec, bool& retired) {
@@ -153,6 +166,13 @@ int jail_init(jail_spec spec, bool warm) {
   if (compile_error) return compile_error;
   report_step("seccomp", t);
 
+  // C confines itself before it starts (or, warm, waits for) the target, which inherits
+  // the same credentials, Landlock domain and seccomp filter: a warm launch does no
+  // confinement work, and the jail's init never holds more than the program it runs.
+  t = clock::now();
+  if (int err = confine_init(spec, ruleset, compiled)) return err;
+  report_step("confine", t);
+
   if (warm) {
     // The runtime hands the jail out only after this line.
     report_step("armed", began);
@@ -160,13 +180,7 @@ int jail_init(jail_spec spec, bool warm) {
     if (int err = await_launch(spec, retired)) return err;
     if (retired) return 0;
   }
-
-  int rc = supervise_target(spec, [&]() -> int {
-    if (int err = drop_privileges(spec)) return err;
-    if (int err = restrict_self(ruleset)) return err;
-    return install_seccomp_filter(compiled);  // last: after this only execve
-  });
-  return rc;
+  return supervise_target(spec, {});
 }
 
 // H: waits for C, relaying the runtime's request to end.

@@ -7,17 +7,21 @@
 //
 // The written-down order inside C (each step reported with its duration):
 //   hostname → filesystem view → loopback → rlimits → close inherited fds
-//   → Landlock ruleset prepared → seccomp filter compiled → (warm: report `armed`, wait
-//   for the launch) → fork the target, which does:
-//   setsid/cwd → drop groups, set uid/gid → drop every capability → no_new_privs
-//   → landlock_restrict_self → seccomp_load → execve
+//   → Landlock ruleset prepared → seccomp filter compiled
+//   → C confines itself (`confine`): drop groups, set uid/gid → drop every capability
+//   → parent-death signal again, not dumpable → no_new_privs → landlock_restrict_self
+//   → seccomp filter
+//   → (warm: report `armed`, wait for the launch) → clone the target, which inherits all
+//   of it and does only: setsid/cwd → execve
+// So the program is confined from its first instruction, and C, which stays beside it as
+// pid 1, is no stronger than it.
 #pragma once
 
 #include "tiers/jail_spec.hpp"
 
 namespace corral::helper {
 
-// warm: fd 3 is still open; C arms the whole jail (everything up to the seccomp filter),
+// warm: fd 3 is still open; C arms the whole jail (everything up to its own confinement),
 // reports the step `armed`, and waits there for the launch frame (jail_spec.hpp).
 int run_jailed(const jail_spec& spec, bool warm);
 

@@ -72,6 +72,10 @@ bool add_rules(scmp_filter_ctx ctx, std::uint32_t deny) {
     if (int rc = seccomp_rule_add(ctx, deny, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, request));
         rc < 0)
       return fail(ctx, rc, "ioctl");
+  // Another process's rlimits: the jail's init runs as the same uid as the program, and
+  // must not have its limits lowered under it. prlimit64(0, …) (setrlimit) stays allowed.
+  if (int rc = seccomp_rule_add(ctx, deny, SCMP_SYS(prlimit64), 1, SCMP_A0(SCMP_CMP_NE, 0)); rc < 0)
+    return fail(ctx, rc, "prlimit64");
   // libseccomp compares an argument once per rule, so the query personality(0xffffffff),
   // which has every bit set, is denied too; no runtime we support calls it.
   for (auto bit : kPersonalityBits)

@@ -72,7 +72,8 @@ struct target_start {
   if (*start.before_exec) {
     if (int err = (*start.before_exec)(); err != 0) _exit(127);
   }
-  // From the clone to here: the privilege drop, Landlock and seccomp of the target itself.
+  // From the clone to here: the session, the working directory and the caller's hook (a
+  // jail's target inherits its confinement from C; host mode joins the cgroups here).
   report_step("prepare", start.cloned_at);
   ::execve(spec.program.c_str(), start.argv, start.envp);
   report_failed(errno, "exec", spec.program + ": " + std::strerror(errno));
@@ -112,11 +113,13 @@ bool reap(pid_t target, int& target_status, bool& target_reaped) {
   }
 }
 
-bool wait_signal(const sigset_t& set, std::chrono::milliseconds timeout, int& sig) {
+bool wait_signal(const sigset_t& set, std::chrono::milliseconds timeout, int& sig, pid_t& sender) {
   timespec ts{};
   ts.tv_sec = timeout.count() / 1000;
   ts.tv_nsec = (timeout.count() % 1000) * 1'000'000;
-  sig = ::sigtimedwait(&set, nullptr, &ts);
+  siginfo_t info{};
+  sig = ::sigtimedwait(&set, &info, &ts);
+  sender = info.si_pid;
   return sig > 0;
 }
 
@@ -138,6 +141,7 @@ void release_stdio() {
 int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
   sigset_t set = supervised_signals();
   sigprocmask(SIG_BLOCK, &set, nullptr);
+  const bool in_own_pid_namespace = ::getpid() == 1;
   signal(SIGPIPE, SIG_IGN);
   ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 
@@ -194,8 +198,13 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
       wait = std::chrono::milliseconds(5);
     }
     int sig = 0;
-    if (!wait_signal(set, wait, sig)) continue;
+    pid_t sender = 0;
+    if (!wait_signal(set, wait, sig, sender)) continue;
     if (sig == SIGCHLD) continue;
+    // A jail's init (pid 1) runs as the program's uid, so the program may signal it; only
+    // a sender outside the pid namespace (H relaying the runtime: si_pid 0 here) ends the
+    // execution.
+    if (in_own_pid_namespace && sender != 0) continue;
     // SIGTERM/SIGINT/SIGHUP/SIGQUIT: the runtime (or the runtime's death, through
     // PR_SET_PDEATHSIG) asks for the execution to end.
     terminated = true;
