@@ -39,6 +39,9 @@ constexpr std::chrono::milliseconds kEofBound{2000};
 constexpr std::chrono::seconds kLeaseBound{30};
 // The pool answers from its own state; past this, start cold rather than wait.
 constexpr std::chrono::seconds kTakeBound{5};
+// After a jail's result: how long the helper and the jail's init get to exit on their own
+// before the lease kills them.
+constexpr std::chrono::seconds kHelperExitBound{1};
 
 std::atomic<process_id> next_process_id{1};
 
@@ -125,6 +128,16 @@ bool program_done_before_helper(const execution_state& st) {
   return st.target_exit && st.plan.boundary->helper_exits_with_program();
 }
 
+// After the result (see finish): the lease kills what is left, removes the cgroups, and
+// the execution ends.
+void finish_lease(self_ptr self) {
+  auto& st = self->state;
+  if (st.lease_finish_sent) return;
+  st.lease_finish_sent = true;
+  self->request(st.lease, kLeaseBound, finish_atom::value)
+      .then([=](lease_report&) { end(self); }, [=](caf::error&) { end(self); });
+}
+
 void finish(self_ptr self) {
   auto& st = self->state;
   retire_unlaunched_jail(st);  // cancelled while taking one
@@ -142,11 +155,16 @@ void finish(self_ptr self) {
   }
   // The result does not wait for the helper's exit and the namespaces' teardown: the
   // counters are final once the program's tree is gone. The execution still counts as
-  // running until the lease has killed what is left and removed its cgroups.
+  // running until the lease has removed its cgroups. The helper and the jail's init exit on
+  // their own right after the program: finishing once they have finds the cgroups empty,
+  // where finishing at once would freeze and kill them (milliseconds of kernel time on
+  // cgroup v1, beside the reply and the next request).
   self->request(st.lease, kLeaseBound, report_atom::value).then([=](lease_report& report) {
     deliver(self, report, "lease_report");
-    self->request(self->state.lease, kLeaseBound, finish_atom::value)
-        .then([=](lease_report&) { end(self); }, [=](caf::error&) { end(self); });
+    auto& s = self->state;
+    if (s.helper_reaped) return finish_lease(self);
+    s.finish_after_helper = true;
+    self->delayed_send(self, kHelperExitBound, finish_atom::value);
   }, lease_failed);
 }
 
@@ -409,7 +427,11 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         // The helper outlives the program by its own exit (a jail's: the namespaces' teardown).
         if (st.target_exit) close_phase(st, "teardown");
         self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
+        if (st.finish_after_helper) return finish_lease(self);
         step_complete(self);
+      },
+      [=](finish_atom) {
+        if (self->state.finish_after_helper) finish_lease(self);  // the helper is late
       },
       [=](io_stdin_closed&) {
         // EPIPE here only means the program did not read all of its input.

@@ -35,6 +35,9 @@ struct execution_state {
   std::size_t step = 0;
   process_id process = 0;
   bool helper_reaped = false;
+  // The result is out; the lease is finished once the helper has exited (or after a bound).
+  bool finish_after_helper = false;
+  bool lease_finish_sent = false;
   std::optional<captured_stream> out, err;
   std::optional<status_line> target_exit;  // the helper's `exited` line
   std::optional<status_line> start_failure;  // the helper's `failed` line
