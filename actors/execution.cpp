@@ -191,17 +191,22 @@ void step_complete(self_ptr self) {
   finish(self);
 }
 
-// The warm jail's launch in place of a spawn: the request's own plan, which must ask for
-// exactly the boundary the jail was armed with, gives the program, argv, env and cwd.
-status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, const caf::actor& err) {
-  auto& st = self->state;
+// What the tier plans a step from, cold (the spawner) or warm (launch_warm) alike.
+launch_request step_request(const execution_state& st, const exec_step& step) {
   launch_request request;
   request.argv = step.argv;
   request.env = step.env;
   request.scratch_dir = st.plan.scratch_dir;
   request.effective = st.plan.effective;
   request.caller_path = st.plan.caller_path;
-  auto plan = st.plan.boundary->plan(request, st.grant);
+  return request;
+}
+
+// The warm jail's launch in place of a spawn: the request's own plan, which must ask for
+// exactly the boundary the jail was armed with, gives the program, argv, env and cwd.
+status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, const caf::actor& err) {
+  auto& st = self->state;
+  auto plan = st.plan.boundary->plan(step_request(st, step), st.grant);
   if (!plan) return plan.error();
   if (!same_boundary(plan->spec, st.warm->armed))
     return make_failure(failure_kind::internal,
@@ -246,11 +251,7 @@ void start_step(self_ptr self) {
 
   spawn_order order;
   order.id = st.process;
-  order.request.argv = step.argv;
-  order.request.env = step.env;
-  order.request.scratch_dir = st.plan.scratch_dir;
-  order.request.effective = st.plan.effective;
-  order.request.caller_path = st.plan.caller_path;
+  order.request = step_request(st, step);
   order.grant = st.grant;
   order.stdin_pipe = last && st.plan.stdin_data.has_value();
   order.owner = self;

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "proto/cli/commands.hpp"
+#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
 
@@ -18,7 +19,6 @@ namespace corral::cli {
 namespace {
 
 using nlohmann::json;
-
 
 struct proxy_state {
   std::string session;
@@ -45,9 +45,7 @@ struct proxy_state {
     } else if (method == "session.ended") {
       // The stderr went out live (session.stderr): its tail here would repeat it.
       if (p.contains("detail") && p["detail"].is_string()) std::cerr << "corral: " << p["detail"].get<std::string>() << "\n";
-      if (p.contains("signal") && p["signal"].is_number_integer()) exit_status = 128 + p["signal"].get<int>();
-      else if (p.contains("exit_code") && p["exit_code"].is_number_integer()) exit_status = p["exit_code"].get<int>();
-      else exit_status = kExitRefused;
+      exit_status = ended_exit_status(p).value_or(kExitRefused);
     }
   }
 };
@@ -55,23 +53,16 @@ struct proxy_state {
 } // namespace
 
 int mcp_via_daemon(const session_request& request, const std::string& socket_path) {
-  auto client = daemon_client::connect(socket_path);
-  if (!client) {
-    std::cerr << "corral: " << client.error().describe() << "\n";
-    return kExitRefused;
-  }
   json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}, {"forward_stderr", true}};
   if (!request.tier.empty()) open["tier"] = request.tier;
   if (request.idle_timeout != kNoDeadline)
     open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
   proxy_state st;
   auto on_note = [&st](const json& m) { st.on_message(m); };
-  auto opened = client->call("session.open", open, on_note);
-  if (!opened) {
-    std::cerr << "corral: " << opened.error().describe() << "\n";
-    return kExitRefused;
-  }
-  st.session = opened->value("session", "");
+  auto opened = open_daemon_session(socket_path, open, on_note);
+  if (!opened) return kExitRefused;
+  st.session = opened->id;
+  auto* client = &opened->client;
 
   std::string pending_input;
   bool stdin_open = true, close_sent = false;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/cli/commands.hpp"
+#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
@@ -44,12 +45,8 @@ struct terminal_state {
       if (p->value("reason", "") == "failed") {
         failure_detail = p->value("detail", std::string("no detail given"));
         exit_status = kExitRefused;
-      } else if (auto sig = p->find("signal"); sig != p->end() && sig->is_number_integer()) {
-        exit_status = 128 + sig->get<int>();
-      } else if (auto code = p->find("exit_code"); code != p->end() && code->is_number_integer()) {
-        exit_status = code->get<int>();
       } else {
-        exit_status = 0;
+        exit_status = ended_exit_status(*p).value_or(0);
       }
     }
   }
@@ -67,19 +64,12 @@ int daemon_gone(const std::string& socket_path, const failure& why) {
 } // namespace
 
 int shell_via_daemon(const terminal_request& request, const std::string& socket_path) {
-  auto client = daemon_client::connect(socket_path);
-  if (!client) {
-    std::cerr << "corral: " << client.error().describe() << "\n";
-    return kExitRefused;
-  }
   terminal_state st;
   auto on_note = [&st](const json& m) { st.on_message(m); };
-  auto opened = client->call("session.open", open_params(request), on_note);
-  if (!opened) {
-    std::cerr << "corral: " << opened.error().describe() << "\n";
-    return kExitRefused;
-  }
-  st.session = opened->value("session", "");
+  auto opened = open_daemon_session(socket_path, open_params(request), on_note);
+  if (!opened) return kExitRefused;
+  st.session = opened->id;
+  auto* client = &opened->client;
 
   winch_pipe winch;
   if (!winch.ok()) {
