@@ -561,7 +561,14 @@ TEST_CASE("a client that stops reading streamed exec output is cut off: bounded 
   CHECK(gone);
   CHECK(answered > 0);
   INFO("daemon RSS before " << rss_before << ", peak " << rss_peak);
-  CHECK(rss_peak - rss_before < (128u << 20));  // measured: about 42 MiB
+  // Measured: about 42 MiB. AddressSanitizer keeps freed memory in its quarantine (256 MiB
+  // by default) before reusing it, so its build holds more without leaking any.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr std::uint64_t kSanitizerQuarantine = 256u << 20;
+#else
+  constexpr std::uint64_t kSanitizerQuarantine = 0;
+#endif
+  CHECK(rss_peak - rss_before < (128u << 20) + kSanitizerQuarantine);
   // The lazy client finds its connection closed once it reads what was queued.
   std::size_t drained = 0;
   bool eof = false, stuck = false;

@@ -401,7 +401,27 @@ status cgroup_set::create(const limits& lim) {
     made.push_back(dir);
   }
   if (auto s = apply_limits(lim); !s) return fail(s.error());
+  note_counter_files();
   return ok();
+}
+
+namespace {
+const char* const kCounterFiles[] = {
+    "memory.peak", "memory.max_usage_in_bytes", "memory.current", "cpu.stat", "cpuacct.usage_user",
+    "cpuacct.usage_sys", "cpuacct.stat", "memory.events", "memory.oom_control", "memory.memsw.limit_in_bytes",
+    "memory.memsw.max_usage_in_bytes", "memory.memsw.failcnt", "pids.events", "pids.peak", "pids.max"};
+} // namespace
+
+void cgroup_set::note_counter_files() {
+  auto found = std::make_shared<std::set<std::string>>();
+  for (const auto& d : dirs_)
+    for (const char* f : kCounterFiles)
+      if (exists(d + "/" + f)) found->insert(d + "/" + f);
+  counter_files_ = std::move(found);
+}
+
+bool cgroup_set::has_counter_file(const std::string& path) const {
+  return !counter_files_ || counter_files_->count(path) > 0;
 }
 
 status cgroup_set::tighten(const limits& lim) {
@@ -542,42 +562,47 @@ void cgroup_set::sample_peak() {
 cgroup_counters cgroup_set::read_counters() const {
   cgroup_counters c;
   c.usage.peak_memory_bytes = sampled_peak_;
+  // Only the files that exist are opened (has_counter_file).
+  auto number_of = [this](const std::string& path) { return has_counter_file(path) ? number(path) : std::nullopt; };
+  auto keyed_of = [this](const std::string& path, const std::string& key) {
+    return has_counter_file(path) ? keyed(path, key) : std::nullopt;
+  };
   for (const auto& d : dirs_) {
     for (const char* f : {"/memory.peak", "/memory.max_usage_in_bytes", "/memory.current"})
-      if (auto v = number(d + f)) c.usage.peak_memory_bytes = std::max(c.usage.peak_memory_bytes, *v);
+      if (auto v = number_of(d + f)) c.usage.peak_memory_bytes = std::max(c.usage.peak_memory_bytes, *v);
 
-    if (auto user = keyed(d + "/cpu.stat", "user_usec")) {  // v2 (v1's cpu.stat has no usec keys)
+    if (auto user = keyed_of(d + "/cpu.stat", "user_usec")) {  // v2 (v1's cpu.stat has no usec keys)
       c.usage.cpu_user_us = *user;
-      c.usage.cpu_system_us = keyed(d + "/cpu.stat", "system_usec").value_or(0);
-    } else if (auto user_ns = number(d + "/cpuacct.usage_user")) {
+      c.usage.cpu_system_us = keyed_of(d + "/cpu.stat", "system_usec").value_or(0);
+    } else if (auto user_ns = number_of(d + "/cpuacct.usage_user")) {
       c.usage.cpu_user_us = *user_ns / 1000;
-      c.usage.cpu_system_us = number(d + "/cpuacct.usage_sys").value_or(0) / 1000;
-    } else if (auto ticks = keyed(d + "/cpuacct.stat", "user")) {
+      c.usage.cpu_system_us = number_of(d + "/cpuacct.usage_sys").value_or(0) / 1000;
+    } else if (auto ticks = keyed_of(d + "/cpuacct.stat", "user")) {
       auto hz = static_cast<std::uint64_t>(std::max(1L, ::sysconf(_SC_CLK_TCK)));
       c.usage.cpu_user_us = *ticks * 1'000'000 / hz;
-      c.usage.cpu_system_us = keyed(d + "/cpuacct.stat", "system").value_or(0) * 1'000'000 / hz;
+      c.usage.cpu_system_us = keyed_of(d + "/cpuacct.stat", "system").value_or(0) * 1'000'000 / hz;
     }
 
-    if (keyed(d + "/memory.events", "oom_kill").value_or(0) > 0) c.out_of_memory = true;
-    if (exists(d + "/memory.oom_control")) {
-      if (auto kills = keyed(d + "/memory.oom_control", "oom_kill")) {
+    if (keyed_of(d + "/memory.events", "oom_kill").value_or(0) > 0) c.out_of_memory = true;
+    if (has_counter_file(d + "/memory.oom_control")) {
+      if (auto kills = keyed_of(d + "/memory.oom_control", "oom_kill")) {
         if (*kills > 0) c.out_of_memory = true;
       } else {
         // Before 4.13 v1 counts no OOM kills. failcnt alone also counts reclaim, so only a
         // failed charge against a memory+swap limit that was reached stands for the killer.
-        auto limit = number(d + "/memory.memsw.limit_in_bytes");
-        auto peak = number(d + "/memory.memsw.max_usage_in_bytes");
-        if (number(d + "/memory.memsw.failcnt").value_or(0) > 0 && limit && peak && *peak >= *limit)
+        auto limit = number_of(d + "/memory.memsw.limit_in_bytes");
+        auto peak = number_of(d + "/memory.memsw.max_usage_in_bytes");
+        if (number_of(d + "/memory.memsw.failcnt").value_or(0) > 0 && limit && peak && *peak >= *limit)
           c.out_of_memory = true;
       }
     }
-    if (keyed(d + "/pids.events", "max").value_or(0) > 0) c.pids_limit_hit = true;
+    if (keyed_of(d + "/pids.events", "max").value_or(0) > 0) c.pids_limit_hit = true;
     // A fork refused in a nested runtime's cgroup is counted there (pids.events is the
     // forking task's), and that cgroup is gone by now: the limit having been reached is
     // what is left to see. A program that used exactly its limit counts as hitting it.
     if (nested_) {
-      auto peak = number(d + "/pids.peak");
-      auto max = number(d + "/pids.max");
+      auto peak = number_of(d + "/pids.peak");
+      auto max = number_of(d + "/pids.max");
       if (peak && max && *peak >= *max) c.pids_limit_hit = true;
     }
   }

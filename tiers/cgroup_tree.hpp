@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -116,6 +117,10 @@ private:
   // companions and all their descendants, parents before children.
   std::vector<std::string> member_dirs() const;
   status watch_oom(const std::string& memory_dir);
+  // Which of the counter files read_counters may read exist, probed once after create():
+  // the result is read right after the program, and dozens of failed opens cost there.
+  void note_counter_files();
+  bool has_counter_file(const std::string& path) const;
 
   // Which dir does what is read from the files it has (memory.max, pids.max, ...), so a
   // planned set and one adopted from a record behave the same.
@@ -130,6 +135,7 @@ private:
   std::string v2_root_;  // set when planned on v2: its subtree_control needs controllers
   cgroup_enforced enforced_;
   std::uint64_t sampled_peak_ = 0;
+  std::shared_ptr<const std::set<std::string>> counter_files_;  // unset: probe on each read
 };
 
 } // namespace corral
