@@ -186,6 +186,23 @@ TEST_CASE("corral run rejects an unknown option with 125 and the usage", "[cli]"
   CHECK(r.err.find("usage: corral run") != std::string::npos);
 }
 
+TEST_CASE("the connect commands refuse --config and --allow-host rather than ignore them", "[cli]") {
+  // No daemon is needed: the refusal comes before any connection.
+  for (std::string command : {"run", "shell", "mcp"}) {
+    for (std::vector<std::string> local : {std::vector<std::string>{"--config", "/nonexistent/corral.toml"},
+                                           std::vector<std::string>{"--allow-host"}}) {
+      std::vector<std::string> args{command, "--connect", "/nonexistent/corral.sock"};
+      args.insert(args.end(), local.begin(), local.end());
+      args.insert(args.end(), {"--", "/bin/echo", "ran"});
+      auto r = run_cli(args);
+      INFO(command << " " << local.front() << ": " << r.err);
+      CHECK(r.exit_status == 125);
+      CHECK(r.out.find("ran") == std::string::npos);
+      CHECK(r.err.find(local.front() + " has no effect with --connect") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("corral run --help prints the usage on stdout and exits 0", "[cli]") {
   auto r = run_cli({"run", "--help"});
   CHECK(r.exit_status == 0);
@@ -337,8 +354,8 @@ TEST_CASE("corral run prints the truncation notice in-process and through the da
                                 "head -c 5000 /dev/zero | tr \"\\000\" a; head -c 3000 /dev/zero | tr \"\\000\" b >&2; exit 4"};
   auto in_process = run_host(prog);
   auto args = prog;
-  args.insert(args.begin(), {"--connect", d.socket});
-  auto via_daemon = run_host(args);
+  args.insert(args.begin(), {"run", "--tier", "host", "--connect", d.socket});  // the daemon holds the opt-in
+  auto via_daemon = run_cli(args);
   CHECK(in_process.exit_status == 4);
   CHECK(in_process.out == std::string(1000, 'a') + "\n[corral: output truncated at 1000 bytes; 4000 bytes dropped]\n");
   CHECK(in_process.err == std::string(1000, 'b') + "\n[corral: output truncated at 1000 bytes; 2000 bytes dropped]\n");

@@ -4,6 +4,14 @@
 
 namespace corral::cli {
 
+status connect_excludes_local_options(const std::string& config_path, bool allow_host) {
+  const char* given = !config_path.empty() ? "--config" : allow_host ? "--allow-host" : nullptr;
+  if (!given) return ok();
+  return make_failure(failure_kind::invalid_request,
+                      std::string(given) + " has no effect with --connect: the daemon's own profile and opt-ins apply "
+                                           "(give them to `corral serve` instead)");
+}
+
 std::optional<daemon_session> open_daemon_session(const std::string& socket_path, const nlohmann::json& params,
                                                   const daemon_client::notification_fn& on_note) {
   auto client = daemon_client::connect(socket_path);

@@ -1,5 +1,5 @@
-// What `corral shell --connect` and `corral mcp --connect` share: opening a session on the
-// daemon, and reading the exit status out of its session.ended notification.
+// What the --connect commands share: refusing the options only an in-process runtime reads,
+// opening a session on the daemon, and reading the exit status out of session.ended.
 #pragma once
 
 #include <optional>
@@ -7,9 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/failure.hpp"
 #include "proto/daemon_client.hpp"
 
 namespace corral::cli {
+
+// --config and --allow-host set up an in-process runtime; through a daemon its own profile
+// and opt-ins apply, so with --connect they are refused rather than silently ignored.
+status connect_excludes_local_options(const std::string& config_path, bool allow_host);
 
 struct daemon_session {
   daemon_client client;

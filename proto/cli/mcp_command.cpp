@@ -17,6 +17,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 
@@ -88,6 +89,8 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
   }
   if (o.request.argv.empty())
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
+  if (!o.connect_socket.empty())
+    if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
   return o;
 }
 

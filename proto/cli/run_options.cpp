@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/sizes.hpp"
+#include "proto/cli/daemon_session.hpp"
 
 namespace corral::cli {
 
@@ -122,6 +123,8 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
   if (!o.nodes.empty() && !o.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
+  if (!o.connect_socket.empty())
+    if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
   if (!lang_given) o.request.language = "argv";
   if (o.request.language != "argv" && o.request.code.empty() && o.request.language != "command")
     return make_failure(failure_kind::invalid_request, "--lang " + o.request.language + " needs --code or --file");

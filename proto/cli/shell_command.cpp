@@ -16,6 +16,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "proto/cli/shell_via_daemon.hpp"
 #include "proto/cli/write_all.hpp"
@@ -108,7 +109,13 @@ int shell_command(const std::vector<std::string>& args) {
   configure_logging(verbose);
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
-  if (!connect_socket.empty()) return shell_via_daemon(request, connect_socket);
+  if (!connect_socket.empty()) {
+    if (auto s = connect_excludes_local_options(config_path, allow_host); !s) {
+      std::cerr << "corral: " << s.error().message << "\n";
+      return kExitRefused;
+    }
+    return shell_via_daemon(request, connect_socket);
+  }
 
   char cwd[4096];
   auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
