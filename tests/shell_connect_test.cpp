@@ -5,7 +5,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -62,7 +61,12 @@ std::string shell_script(const temp_dir& dir, const std::string& socket, const s
 
 // `stty -a` without its "rows R; columns C; " (the window, not a setting of the tty).
 std::string without_size(std::string stty) {
-  return std::regex_replace(stty, std::regex("rows [0-9]+; columns [0-9]+; "), "");
+  for (auto at = stty.find("rows "); at != std::string::npos; at = stty.find("rows ", at)) {
+    auto end = stty.find("; ", stty.find("; columns ", at) + 2);
+    if (stty.find("; columns ", at) == std::string::npos || end == std::string::npos) break;
+    stty.erase(at, end + 2 - at);
+  }
+  return stty;
 }
 
 } // namespace
