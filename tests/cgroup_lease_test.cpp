@@ -73,6 +73,15 @@ std::string skip_reason() {
     }                                                           \
   } while (0)
 
+// The subdirectories of `dir` (its child cgroups), none when it is absent.
+std::vector<std::string> subdirs_of(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_directory(ec)) out.push_back(e.path().string());
+  return out;
+}
+
 std::string fresh_id() {
   static int n = 0;
   return "test-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
@@ -554,6 +563,36 @@ static void make_owner_dead(const std::string& record) {
   while (std::getline(lines, line))
     out += (line.rfind("owner ", 0) == 0 ? "owner " + std::to_string(gone) + " 1" : line) + "\n";
   std::ofstream(record, std::ios::trunc) << out;
+}
+
+TEST_CASE("the shared corral parent goes with its last execution's cgroups and comes back with the next", "[cgroup]") {
+  CGROUP_CASE_OR_SKIP();
+  auto layout = find_cgroup_layout(cgroup_features());
+  REQUIRE(layout);
+  auto first = cgroup_set::plan(*layout, fresh_id());
+  auto second = cgroup_set::plan(*layout, fresh_id());
+  REQUIRE(first);
+  REQUIRE(second);
+  std::vector<std::string> parents;
+  for (const auto& d : first->dirs()) parents.push_back(d.substr(0, d.rfind('/')));
+  // Another runtime on this machine may hold cgroups there: then the parent must stay.
+  bool others = false;
+  for (const auto& p : parents) others = others || !subdirs_of(p).empty();
+  REQUIRE(first->create(limits{}));
+  REQUIRE(second->create(limits{}));
+  REQUIRE(first->remove());
+  for (const auto& p : parents) CHECK(std::filesystem::is_directory(p));  // the second still uses it
+  REQUIRE(second->remove());
+  if (others) {
+    WARN("other cgroups sit beside ours in a corral parent; its removal is not checked");
+  } else {
+    for (const auto& p : parents) CHECK_FALSE(std::filesystem::exists(p));
+  }
+  auto third = cgroup_set::plan(*layout, fresh_id());
+  REQUIRE(third);
+  REQUIRE(third->create(limits{}));  // makes the parents again
+  for (const auto& d : third->dirs()) CHECK(std::filesystem::is_directory(d));
+  REQUIRE(third->remove());
 }
 
 TEST_CASE("sweep_leases leaves the leases of a runtime that is still running", "[cgroup]") {

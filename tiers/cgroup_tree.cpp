@@ -392,12 +392,19 @@ status cgroup_set::create(const limits& lim) {
 
   for (const auto& dir : dirs_) {
     std::string parent = dir.substr(0, dir.rfind('/'));
-    if (!v2_root_.empty())
-      if (auto s = enable_controllers(v2_root_); !s) return fail(s.error());
-    if (auto s = make_dir(parent, true); !s) return fail(s.error());
-    if (!v2_root_.empty())
-      if (auto s = enable_controllers(parent); !s) return fail(s.error());
-    if (auto s = make_dir(dir, false); !s) return fail(s.error());
+    // The shared `corral` parent goes when its last execution is removed (see remove()):
+    // one removed between making it and making `dir` below is made again.
+    for (int attempt = 1;; ++attempt) {
+      if (!v2_root_.empty())
+        if (auto s = enable_controllers(v2_root_); !s) return fail(s.error());
+      if (auto s = make_dir(parent, true); !s) return fail(s.error());
+      if (!v2_root_.empty())
+        if (auto s = enable_controllers(parent); !s) return fail(s.error());
+      if (::mkdir(dir.c_str(), 0755) == 0) break;
+      if (errno == ENOENT && attempt < 3) continue;
+      if (auto s = make_dir(dir, false); !s) return fail(s.error());  // says why, with the errno
+      break;
+    }
     made.push_back(dir);
   }
   if (auto s = apply_limits(lim); !s) return fail(s.error());
@@ -627,6 +634,16 @@ status cgroup_set::remove() {
                                (err == EBUSY ? " (processes are still inside)" : ""));
   }
   if (first) return *first;
+  // The `corral` parents, shared by every execution, go once empty: rmdir refuses one that
+  // still holds another execution's cgroups, and create() makes it again when needed.
+  // (runc makes them in the hierarchies a nested set does not limit, too.)
+  std::set<std::string> parents;
+  for (const auto& d : recorded_dirs()) {
+    auto slash = d.rfind('/');
+    if (slash != std::string::npos && slash >= 7 && d.compare(slash - 7, 7, "/corral") == 0)
+      parents.insert(d.substr(0, slash));
+  }
+  for (const auto& p : parents) ::rmdir(p.c_str());
   return ok();
 }
 
