@@ -22,7 +22,7 @@ TEST_CASE("the launcher and the guest agent carry a whole execution", "[microvm]
 
   SECTION("stdout, stderr, stdin, environment, scratch files and the exit status") {
     auto args = launcher_args(vmm, {"/bin/sh", "-c", "cat; echo to-stderr >&2; echo $GREETING; sh main.sh; exit 7"});
-    args.insert(args.begin(), {"--files-from", work.path()});
+    args.insert(args.begin(), {"--tree", "rw:/work:" + work.path()});
     auto r = run_launcher(args, work.path(), "line from stdin\n");
     REQUIRE(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) == 7);
@@ -40,7 +40,9 @@ TEST_CASE("the launcher and the guest agent carry a whole execution", "[microvm]
     CHECK(vmm_env.find("GREETING") == std::string::npos);
   }
   SECTION("binary output passes byte for byte") {
-    auto r = run_launcher(launcher_args(vmm, {"/bin/sh", "-c", "head -c 300000 /dev/urandom | tee out.bin"}), work.path());
+    auto args = launcher_args(vmm, {"/bin/sh", "-c", "head -c 300000 /dev/urandom | tee out.bin"});
+    args.insert(args.begin(), {"--tree", "rw:/work:" + work.path()});  // out.bin comes back to the scratch dir
+    auto r = run_launcher(args, work.path());
     REQUIRE(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) == 0);
     std::ifstream f(work / "out.bin", std::ios::binary);
@@ -69,6 +71,120 @@ TEST_CASE("the launcher and the guest agent carry a whole execution", "[microvm]
     REQUIRE(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) == 127);
     CHECK(r.err.find("/no/such/program") != std::string::npos);
+  }
+}
+
+TEST_CASE("trees are copied in, and what the program changed in writable ones comes back", "[microvm][channel]") {
+  temp_dir dir, work, src, out;
+  auto vmm = stand_in_vmm(dir);
+  ::mkdir((src / "sub").c_str(), 0755);
+  std::ofstream(src / "sub/in.txt") << "from-the-source-root\n";
+  ::symlink("sub/in.txt", (src / "link").c_str());
+  std::ofstream(out / "keep.txt") << "kept\n";
+  std::ofstream(out / "old.txt") << "to be removed\n";
+  std::ofstream(out / "edit.txt") << "before\n";
+  ::mkdir((out / "olddir").c_str(), 0755);
+  // Outside a VM guest paths sit below the stand-in's working directory (the scratch
+  // dir), so the program reaches them relative to its cwd, <scratch>/work.
+  auto args = launcher_args(vmm, {"/bin/sh", "-c",
+                                  "cat ../src/sub/in.txt; cat ../src/link; "
+                                  "echo changed > ../src/sub/in.txt; "  // not enforced outside a VM; never comes back
+                                  "echo new > ../out/new.txt; mkdir -p ../out/d/e; echo deep > ../out/d/e/deep.txt; "
+                                  "echo after > ../out/edit.txt; rm ../out/old.txt; rmdir ../out/olddir; "
+                                  "head -c 3000000 /dev/urandom > ../out/big.bin; ln -s /etc/passwd ../out/escape; "
+                                  "echo result > result.txt"});
+  args.insert(args.begin(), {"--tree", "rw:/work:" + work.path(), "--tree", "ro:/src:" + src.path(),
+                             "--tree", "rw:/out:" + out.path()});
+  auto r = run_launcher(args, work.path());
+  INFO(r.err);
+  REQUIRE(WIFEXITED(r.status));
+  CHECK(WEXITSTATUS(r.status) == 0);
+  CHECK(r.out == "from-the-source-root\nfrom-the-source-root\n");
+  CHECK(read_text(out / "new.txt") == "new\n");
+  CHECK(read_text(out / "d/e/deep.txt") == "deep\n");
+  CHECK(read_text(out / "edit.txt") == "after\n");
+  CHECK(read_text(out / "keep.txt") == "kept\n");
+  CHECK_FALSE(exists(out / "old.txt"));
+  CHECK_FALSE(exists(out / "olddir"));
+  // Past one frame: the file travels in chunks and arrives whole.
+  CHECK(read_text(out / "big.bin").size() == 3000000);
+  CHECK(read_text(out / "big.bin") == read_text(work / "out/big.bin"));
+  // A symlink made by the program stays in the guest, and says so.
+  struct stat st {};
+  CHECK(::lstat((out / "escape").c_str(), &st) != 0);
+  CHECK(r.err.find("were not copied back") != std::string::npos);
+  // The read-only tree is never written back, whatever happened to its copy.
+  CHECK(read_text(src / "sub/in.txt") == "from-the-source-root\n");
+  CHECK(read_text(work / "result.txt") == "result\n");
+}
+
+namespace {
+
+// A VMM whose "guest" sends the given frames after the marker: a hostile agent.
+std::string hostile_vmm(const temp_dir& dir, const std::vector<std::pair<frame_type, std::string>>& frames) {
+  std::string bytes = kAgentMarker + encode_frame(frame_type::ready, "");
+  for (auto& [type, payload] : frames) bytes += encode_frame(type, payload);
+  bytes += encode_frame(frame_type::exit, encode_exit({}));
+  std::ofstream(dir / "frames.bin", std::ios::binary) << bytes;
+  return script(dir, "qemu-system-x86_64", "cat '" + dir / "frames.bin" + "'; exec sleep 30");
+}
+
+std::string written(std::uint32_t tree, const std::string& path, const std::string& content,
+                    entry_kind kind = entry_kind::file) {
+  return encode_file({tree, path, kind, 0644, 0, content});
+}
+
+} // namespace
+
+TEST_CASE("a hostile guest cannot write outside its output root", "[microvm][channel][escape]") {
+  temp_dir dir, work, src, out, outside;
+  std::ofstream(outside / "target.txt") << "original\n";
+  ::symlink(outside.path().c_str(), (out / "dirlink").c_str());                  // planted on the host
+  ::symlink((outside / "target.txt").c_str(), (out / "filelink").c_str());
+  auto run = [&](const std::vector<std::pair<frame_type, std::string>>& frames) {
+    auto args = launcher_args(hostile_vmm(dir, frames), {"/bin/true"});
+    args.insert(args.begin(), {"--tree", "rw:/out:" + out.path(), "--tree", "ro:/src:" + src.path()});
+    return run_launcher(args, work.path());
+  };
+  auto refused = [](const launched& r, const std::string& why) {
+    INFO(r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 125);       // the frame was read and refused ...
+    CHECK(r.err.find(why) != std::string::npos);
+  };
+  SECTION("a path climbing out") {
+    refused(run({{frame_type::written, written(0, "../escaped.txt", "x")}}), "not a plain relative path");
+    CHECK_FALSE(exists(out / "../escaped.txt"));  // ... and nothing was written
+  }
+  SECTION("through a directory symlink on the host") {
+    refused(run({{frame_type::written, written(0, "dirlink/planted.txt", "x")}}), "without following a link");
+    CHECK_FALSE(exists(outside / "planted.txt"));
+  }
+  SECTION("through a file symlink on the host") {
+    refused(run({{frame_type::written, written(0, "filelink", "overwritten")}}), "was not written back");
+    CHECK(read_text(outside / "target.txt") == "original\n");
+  }
+  SECTION("removing through a symlink") {
+    refused(run({{frame_type::removed, written(0, "dirlink/target.txt", "")}}), "without following a link");
+    CHECK(exists(outside / "target.txt"));
+  }
+  SECTION("into a read-only tree") {
+    refused(run({{frame_type::written, written(1, "planted.txt", "x")}}), "read-only");
+    CHECK_FALSE(exists(src / "planted.txt"));
+  }
+  SECTION("a tree that does not exist") {
+    refused(run({{frame_type::written, written(9, "planted.txt", "x")}}), "does not exist");
+  }
+  SECTION("a symlink pointing out") {
+    refused(run({{frame_type::written, written(0, "made-link", "/etc/shadow", entry_kind::symlink)}}), "symlinks");
+    struct stat st {};
+    CHECK(::lstat((out / "made-link").c_str(), &st) != 0);
+  }
+  SECTION("a well-formed entry still lands, so the refusals above are about the paths") {
+    auto r = run({{frame_type::written, written(0, "fine.txt", "fine")}});
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+    CHECK(read_text(out / "fine.txt") == "fine");
   }
 }
 
@@ -165,13 +281,36 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
                                "cat /sys/fs/cgroup/job/memory.max /sys/fs/cgroup/job/pids.max; "
                                "test -e /etc/shadow || echo no-host-files; echo to-stderr >&2; exit 5"},
                          limits);
-    args.insert(args.begin(), {"--files-from", work.path()});
+    args.insert(args.begin(), {"--tree", "rw:/work:" + work.path()});
     auto r = run_launcher(args, work.path(), "stdin line\n");
     INFO(r.err);
     REQUIRE(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) == 5);
     CHECK(r.out == "stdin line\nhello\nfrom-the-scratch-file\n65534\nlo\n67108864\n32\nno-host-files\n");
     CHECK(r.err == "to-stderr\n");
+  }
+  SECTION("a source root is read-only in the guest; an output root and the scratch dir come back") {
+    temp_dir src, out;
+    std::ofstream(src / "in.txt") << "source\n";
+    std::ofstream(out / "old.txt") << "old\n";
+    auto args = tcg_args(vmm, {"/bin/sh", "-c",
+                               "cat /src/in.txt; echo x > /src/in.txt || echo src-refused; "
+                               "touch /src/new || echo src-new-refused; "
+                               "echo made > /out/made.txt; rm /out/old.txt; echo scratch > result.txt"},
+                         {});
+    args.insert(args.begin(), {"--tree", "rw:/work:" + work.path(), "--tree", "ro:/src:" + src.path(),
+                               "--tree", "rw:/out:" + out.path()});
+    auto r = run_launcher(args, work.path());
+    INFO(r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+    CHECK(r.out == "source\nsrc-refused\nsrc-new-refused\n");  // the writes ran and failed
+    CHECK(r.err.find("Read-only file system") != std::string::npos);
+    CHECK(read_text(src / "in.txt") == "source\n");
+    CHECK_FALSE(exists(src / "new"));
+    CHECK(read_text(out / "made.txt") == "made\n");
+    CHECK_FALSE(exists(out / "old.txt"));
+    CHECK(read_text(work / "result.txt") == "scratch\n");
   }
   SECTION("the memory limit: the guest's OOM killer ends the program, the agent reports it") {
     guest_request limits;

@@ -91,7 +91,9 @@ void add_external_tiers(tier_registry& registry, const profile& prof, const kern
                         std::chrono::milliseconds deadline) {
   registry.add(std::make_shared<gvisor_tier>(prof, features, deadline));
   registry.add(std::make_shared<container_tier>(prof, features, deadline));
-  registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline));
+  std::vector<root_grant> roots = prof.source_roots;
+  roots.insert(roots.end(), prof.output_roots.begin(), prof.output_roots.end());
+  registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline, std::move(roots)));
   registry.add(std::make_shared<e2b_tier>(deadline));
 }
 

@@ -48,8 +48,9 @@ std::string find_microvm_launcher() {
   return "";
 }
 
-microvm_tier::microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline)
-    : settings_(std::move(settings)), launcher_(std::move(launcher)), deadline_(deadline) {}
+microvm_tier::microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline,
+                           std::vector<root_grant> roots)
+    : settings_(std::move(settings)), launcher_(std::move(launcher)), deadline_(deadline), roots_(std::move(roots)) {}
 
 tier_status microvm_tier::available() const {
   std::call_once(once_, [&] { status_ = preflight(); });
@@ -141,7 +142,10 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   o.vm_memory_mib = vm_memory_for(lim.memory_bytes.value_or(kDefaultProgramMemory));
   o.vcpus = lim.cpu_cores ? static_cast<std::uint32_t>(std::max(1.0, std::ceil(*lim.cpu_cores))) : 1;
   o.timeout_ms = static_cast<std::uint64_t>((lim.timeout + kLauncherSlack).count());
-  o.files_from = request.scratch_dir;
+  // The scratch dir is the working directory; the roots go where the profile says. All are
+  // copies: a read-only one is a read-only tmpfs in the guest, a writable one comes back.
+  if (!request.scratch_dir.empty()) o.trees.push_back({request.scratch_dir, kGuestWorkDir, true});
+  for (auto& root : roots_) o.trees.push_back({root.host_path, root.virtual_path, root.writable});
   guest_request& g = o.request;
   g.argv = request.argv;  // resolved inside the guest: its filesystem is not the host's
   g.cwd = kGuestWorkDir;
@@ -165,7 +169,8 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   s.kill_grace_ms = g.kill_grace_ms;
   plan.isolation = "microvm: QEMU microvm on KVM (" + std::to_string(o.vm_memory_mib) + " MiB, " +
                    std::to_string(o.vcpus) + " vCPU), no network device; guest cgroup v2 (memory, pids, cpu); "
-                   "scratch files copied in, no host directory mounted";
+                   "scratch dir and roots copied in (" + std::to_string(o.trees.size()) + " trees), writable ones copied back; "
+                   "no host directory mounted";
   return plan;
 }
 

@@ -21,7 +21,10 @@ namespace corral {
 class microvm_tier : public tier {
 public:
   // `launcher` empty: corral-microvm beside the running program, then the installed one.
-  microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline);
+  // `roots`: the profile's source and output roots, copied into each VM (the output roots
+  // copied back afterwards).
+  microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline,
+               std::vector<root_grant> roots = {});
   std::string name() const override { return "microvm"; }
   // Checks KVM, the VMM, the image and the launcher, then boots the guest once to run
   // /bin/true; each probe is bounded by the deadline, and it all runs once.
@@ -29,7 +32,7 @@ public:
   tier_capabilities capabilities() const override;
   expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const override;
 
-  // The guest's working directory, where the scratch dir's files are recreated.
+  // The guest's working directory: a copy of the scratch dir, copied back afterwards.
   static constexpr const char* kGuestWorkDir = "/work";
 
 private:
@@ -38,6 +41,7 @@ private:
   microvm_settings settings_;
   std::string launcher_;
   std::chrono::milliseconds deadline_;
+  std::vector<root_grant> roots_;
   mutable std::once_flag once_;
   mutable tier_status status_;
   // What the preflight found, fixed once it has run.

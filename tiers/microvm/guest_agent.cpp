@@ -23,6 +23,7 @@
 
 #include "tiers/microvm/guest_cgroup.hpp"
 #include "tiers/microvm/guest_protocol.hpp"
+#include "tiers/microvm/guest_trees.hpp"
 
 using namespace corral;
 
@@ -118,21 +119,6 @@ frame read_frame(frame_reader& in) {
     if (n <= 0) fatal("the channel closed before the request arrived");
     in.feed(buf, static_cast<std::size_t>(n));
   }
-}
-
-void write_files(const guest_request& r) {
-  if (::mkdir(r.cwd.c_str(), 0755) < 0 && errno != EEXIST) fatal(errno_text("mkdir " + r.cwd));
-  for (auto& f : r.files) {
-    if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..")
-      fatal("refusing the scratch file name '" + f.name + "'");
-    auto path = r.cwd + "/" + f.name;
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, f.mode & 0777);
-    if (fd < 0) fatal(errno_text("create " + path));
-    write_all(fd, f.content);
-    if (in_guest) (void)!::fchown(fd, kNobody, kNobody);
-    ::close(fd);
-  }
-  if (in_guest && ::chown(r.cwd.c_str(), kNobody, kNobody) < 0) fatal(errno_text("chown " + r.cwd));
 }
 
 std::string search(const std::string& name) {
@@ -350,17 +336,25 @@ int main(int argc, char** argv) {
   if (f.type != frame_type::request) fatal("expected the request frame first");
   auto request = decode_request(f.payload);
   if (!request) fatal(request.error().message);
+  // Outside a VM, guest paths are placed below where the stand-in was started.
+  std::string prefix;
   if (!in_guest) {
-    // Outside a VM the guest's /work does not exist: the stand-in runs where it was started.
     char here[4096];
     if (!::getcwd(here, sizeof here)) fatal(errno_text("getcwd"));
-    request->cwd = here;
+    prefix = here;
   }
-  write_files(*request);
+  guest_trees trees(*request, prefix, in_guest);
+  if (auto r = trees.set_up(); !r) fatal(r.error().message);
+  if (!trees.is_tree(request->cwd)) {
+    if (::mkdir(trees.local(request->cwd).c_str(), 0755) < 0 && errno != EEXIST) fatal(errno_text("mkdir " + request->cwd));
+    if (in_guest && ::chown(request->cwd.c_str(), kNobody, kNobody) < 0) fatal(errno_text("chown " + request->cwd));
+  }
+  request->cwd = trees.local(request->cwd);
 
   auto job = in_guest ? guest_cgroup::create("/sys/fs/cgroup", *request) : expected<guest_cgroup>(guest_cgroup{});
   if (!job) fatal(job.error().message);
   auto result = supervise(*request, *job, in);
+  trees.report_changes([](frame_type type, const std::string& payload) { send(type, payload); });
   send(frame_type::exit, encode_exit(result));
   power_off();
 }

@@ -29,7 +29,8 @@ void put_strs(std::string& out, const std::vector<std::string>& v) {
 class field_reader {
 public:
   explicit field_reader(const std::string& in) : in_(in) {}
-  bool ok() const { return ok_ && pos_ == in_.size(); }
+  bool ok() const { return ok_ && pos_ == in_.size(); }  // all read, nothing left over
+  bool good() const { return ok_; }                      // nothing short so far
 
   std::uint64_t uint(int bytes) {
     if (!take(static_cast<std::size_t>(bytes))) return 0;
@@ -73,12 +74,53 @@ bool known_type(std::uint8_t t) {
   switch (static_cast<frame_type>(t)) {
     case frame_type::ready: case frame_type::out: case frame_type::err: case frame_type::exit:
     case frame_type::fatal: case frame_type::request: case frame_type::input: case frame_type::input_end:
+    case frame_type::written: case frame_type::removed:
       return true;
   }
   return false;
 }
 
+void put_file(std::string& out, const guest_file& f) {
+  put_u32(out, f.tree);
+  put_str(out, f.path);
+  out.push_back(static_cast<char>(f.kind));
+  put_u32(out, f.mode);
+  put_u64(out, f.offset);
+  put_str(out, f.content);
+}
+
+guest_file take_file(field_reader& in) {
+  guest_file f;
+  f.tree = static_cast<std::uint32_t>(in.uint(4));
+  f.path = in.str();
+  f.kind = static_cast<entry_kind>(in.uint(1));
+  f.mode = static_cast<std::uint32_t>(in.uint(4));
+  f.offset = in.uint(8);
+  f.content = in.str();
+  return f;
+}
+
+bool known_kind(entry_kind k) {
+  return k == entry_kind::file || k == entry_kind::directory || k == entry_kind::symlink;
+}
+
 } // namespace
+
+bool safe_relative_path(const std::string& path) {
+  if (path.empty() || path.size() > 4096 || path.find('\0') != std::string::npos) return false;
+  std::size_t start = 0;
+  for (;;) {
+    auto end = path.find('/', start);
+    auto part = path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (part.empty() || part == "." || part == ".." || part.size() > 255) return false;
+    if (end == std::string::npos) return true;
+    start = end + 1;
+  }
+}
+
+bool safe_guest_path(const std::string& path) {
+  return path.size() > 1 && path.front() == '/' && safe_relative_path(path.substr(1));
+}
 
 std::string encode_frame(frame_type type, const std::string& payload) {
   std::string out;
@@ -116,12 +158,13 @@ std::string encode_request(const guest_request& r) {
   put_u64(out, r.pids);
   put_u64(out, r.cpu_millicores);
   put_u32(out, r.kill_grace_ms);
-  put_u32(out, static_cast<std::uint32_t>(r.files.size()));
-  for (auto& f : r.files) {
-    put_str(out, f.name);
-    put_u32(out, f.mode);
-    put_str(out, f.content);
+  put_u32(out, static_cast<std::uint32_t>(r.trees.size()));
+  for (auto& t : r.trees) {
+    put_str(out, t.path);
+    out.push_back(t.writable ? 1 : 0);
   }
+  put_u32(out, static_cast<std::uint32_t>(r.files.size()));
+  for (auto& f : r.files) put_file(out, f);
   return out;
 }
 
@@ -136,17 +179,39 @@ expected<guest_request> decode_request(const std::string& payload) {
   r.pids = in.uint(8);
   r.cpu_millicores = in.uint(8);
   r.kill_grace_ms = static_cast<std::uint32_t>(in.uint(4));
-  auto files = static_cast<std::size_t>(in.uint(4));
-  for (std::size_t i = 0; i < files && i < 4096; ++i) {
-    guest_file f;
-    f.name = in.str();
-    f.mode = static_cast<std::uint32_t>(in.uint(4));
-    f.content = in.str();
-    r.files.push_back(std::move(f));
+  auto trees = static_cast<std::size_t>(in.uint(4));
+  for (std::size_t i = 0; i < trees && i < 256 && in.good(); ++i) {
+    guest_tree t;
+    t.path = in.str();
+    t.writable = in.uint(1) != 0;
+    r.trees.push_back(std::move(t));
   }
-  if (!in.ok()) return make_failure(failure_kind::invalid_request, "malformed guest request frame");
+  auto files = static_cast<std::size_t>(in.uint(4));
+  for (std::size_t i = 0; i < files && i < kMaxTreeEntries && in.good(); ++i) r.files.push_back(take_file(in));
+  if (!in.ok() || trees != r.trees.size() || files != r.files.size())
+    return make_failure(failure_kind::invalid_request, "malformed guest request frame");
   if (r.argv.empty()) return make_failure(failure_kind::invalid_request, "the guest request has an empty argv");
+  for (auto& t : r.trees)
+    if (!safe_guest_path(t.path))
+      return make_failure(failure_kind::invalid_request, "the guest request names an unsafe tree path '" + t.path + "'");
+  for (auto& f : r.files)
+    if (f.tree >= r.trees.size() || !safe_relative_path(f.path) || !known_kind(f.kind))
+      return make_failure(failure_kind::invalid_request, "the guest request has an unsafe entry '" + f.path + "'");
   return r;
+}
+
+std::string encode_file(const guest_file& f) {
+  std::string out;
+  put_file(out, f);
+  return out;
+}
+
+expected<guest_file> decode_file(const std::string& payload) {
+  field_reader in(payload);
+  auto f = take_file(in);
+  if (!in.ok() || !known_kind(f.kind))
+    return make_failure(failure_kind::internal, "malformed tree entry frame from the guest agent");
+  return f;
 }
 
 std::string encode_exit(const guest_exit& e) {

@@ -29,6 +29,8 @@ enum class frame_type : std::uint8_t {
   out = 'O',     // a chunk of the program's stdout
   err = 'E',     // a chunk of the program's stderr
   exit = 'X',    // the program ended (payload: guest_exit); nothing follows
+  written = 'B',  // an entry of a writable tree, new or changed (payload: guest_file)
+  removed = 'D',  // an entry of a writable tree the program removed (payload: guest_file)
   fatal = 'F',   // the agent could not run the program (payload: the reason)
   // host -> guest
   request = 'Q',    // what to run (payload: guest_request)
@@ -41,13 +43,37 @@ struct frame {
   std::string payload;
 };
 
-// A file of the execution's scratch dir, recreated in the guest's working directory
-// (the source file of a --code or --file request).
-struct guest_file {
-  std::string name;  // a plain name, no slash
-  std::uint32_t mode = 0644;
-  std::string content;
+// A host directory copied into the guest: the execution's scratch dir (the working
+// directory), the profile's source roots (read-only there) and output roots (writable;
+// what the program leaves in them travels back as `written` and `removed` frames).
+struct guest_tree {
+  std::string path;  // absolute in the guest
+  bool writable = false;
 };
+
+enum class entry_kind : std::uint8_t { file = 'f', directory = 'd', symlink = 'l' };
+
+// One entry of a tree. A file larger than a frame travels as several, each with its
+// offset; offset 0 starts the file over.
+struct guest_file {
+  std::uint32_t tree = 0;  // index into guest_request::trees
+  std::string path;        // relative to the tree: see safe_relative_path
+  entry_kind kind = entry_kind::file;
+  std::uint32_t mode = 0644;
+  std::uint64_t offset = 0;
+  std::string content;     // a file's bytes, or a symlink's target
+};
+
+// Copy-in bounds: the whole request is one frame, and every byte crosses the serial port.
+inline constexpr std::size_t kMaxTreeEntries = 4096;
+inline constexpr std::uint64_t kMaxTreeBytes = 12ull << 20;
+// A `written` frame carries at most this much of a file.
+inline constexpr std::size_t kWriteBackChunk = 1u << 20;
+
+// A path inside a tree: relative, '/'-separated, no empty, "." or ".." component, no NUL.
+bool safe_relative_path(const std::string& path);
+// A guest mount point for a tree: absolute, the same rules below "/", not "/" itself.
+bool safe_guest_path(const std::string& path);
 
 // What the guest runs. Limits of 0 mean "not set".
 struct guest_request {
@@ -59,7 +85,8 @@ struct guest_request {
   std::uint64_t pids = 0;             // the guest cgroup's pids.max
   std::uint64_t cpu_millicores = 0;   // the guest cgroup's cpu.max quota per 100 ms period
   std::uint32_t kill_grace_ms = 200;  // SIGTERM, then SIGKILL after this
-  std::vector<guest_file> files;
+  std::vector<guest_tree> trees;
+  std::vector<guest_file> files;      // the trees' contents, parents before children
 };
 
 struct guest_exit {
@@ -86,6 +113,8 @@ private:
 
 std::string encode_request(const guest_request& request);
 expected<guest_request> decode_request(const std::string& payload);
+std::string encode_file(const guest_file& file);
+expected<guest_file> decode_file(const std::string& payload);
 std::string encode_exit(const guest_exit& exit);
 expected<guest_exit> decode_exit(const std::string& payload);
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tiers/microvm/guest_protocol.hpp"
+#include "tiers/microvm/host_write_back.hpp"
 #include "tiers/microvm/vm_options.hpp"
 
 using namespace corral;
@@ -124,8 +125,15 @@ int main(int argc, char** argv) {
   if (!parsed) finish(kRefused, parsed.error().message);
   vm_options& o = *parsed;
   for (char** e = environ; *e; ++e) o.request.envp.push_back(*e);  // the guest's whole environment
-  if (auto files = read_scratch_files(o.files_from); !files) finish(kRefused, files.error().message);
-  else o.request.files = std::move(*files);
+  if (auto read = read_trees(o.trees, o.request); !read) finish(kRefused, read.error().message);
+  // The copies live in the guest's RAM (tmpfs) and in the agent while it compares them
+  // afterwards: the VM gets room for both beside the program's own limit.
+  std::uint64_t copied = 0;
+  for (auto& f : o.request.files) copied += f.content.size();
+  o.vm_memory_mib += (2 * copied + (1u << 20) - 1) >> 20;
+  // What comes back cannot exceed what the VM could hold.
+  auto write_back = host_write_back::open(o.trees, o.vm_memory_mib << 20);
+  if (!write_back) finish(kRefused, write_back.error().message);
 
   ::signal(SIGPIPE, SIG_IGN);
   std::uint64_t deadline = o.timeout_ms ? now_ms() + o.timeout_ms : 0;
@@ -199,6 +207,14 @@ int main(int argc, char** argv) {
           case frame_type::err:
             if (!write_all(2, f.payload.data(), f.payload.size())) finish(kRefused, "stderr closed");
             break;
+          case frame_type::written:
+          case frame_type::removed: {
+            auto entry = decode_file(f.payload);
+            if (!entry) finish(kRefused, entry.error().message);
+            auto done = f.type == frame_type::written ? write_back->write(*entry) : write_back->remove(*entry);
+            if (!done) finish(kRefused, done.error().message);
+            break;
+          }
           case frame_type::exit: {
             auto e = decode_exit(f.payload);
             if (!e) finish(kRefused, e.error().message);

@@ -12,8 +12,6 @@ namespace corral {
 
 namespace {
 
-constexpr std::size_t kMaxScratchFiles = 64;
-constexpr std::uint64_t kMaxScratchBytes = 8ull << 20;  // must fit one request frame
 constexpr std::uint64_t kGuestOverheadMiB = 96;         // kernel, initramfs, agent
 constexpr std::uint64_t kGuestFloorMiB = 128;
 
@@ -53,7 +51,7 @@ std::vector<std::string> to_launcher_args(const vm_options& o) {
                                 "--cpu-millicores", std::to_string(r.cpu_millicores),
                                 "--kill-grace-ms", std::to_string(r.kill_grace_ms),
                                 "--cwd", r.cwd};
-  if (!o.files_from.empty()) a.insert(a.end(), {"--files-from", o.files_from});
+  for (auto& t : o.trees) a.insert(a.end(), {"--tree", std::string(t.writable ? "rw" : "ro") + ":" + t.guest + ":" + t.host});
   a.push_back("--");
   a.insert(a.end(), r.argv.begin(), r.argv.end());
   return a;
@@ -65,7 +63,7 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
   std::size_t i = 0;
   for (; i < args.size() && args[i] != "--"; i += 2) {
     const std::string& flag = args[i];
-    static const char* const known[] = {"--vmm", "--kernel", "--initrd", "--files-from", "--cwd",
+    static const char* const known[] = {"--vmm", "--kernel", "--initrd", "--tree", "--cwd",
                                         "--vm-memory-mib", "--vcpus", "--timeout-ms", "--guest-timeout-ms",
                                         "--memory", "--pids", "--cpu-millicores", "--kill-grace-ms"};
     if (std::find(std::begin(known), std::end(known), flag) == std::end(known))
@@ -82,7 +80,18 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
     if (flag == "--vmm") o.vmm = v;
     else if (flag == "--kernel") o.kernel = v;
     else if (flag == "--initrd") o.initrd = v;
-    else if (flag == "--files-from") o.files_from = v;
+    else if (flag == "--tree") {
+      // MODE:GUEST:HOST, split at the first two colons (a guest path has none).
+      auto a = v.find(':'), b = a == std::string::npos ? a : v.find(':', a + 1);
+      std::string mode = v.substr(0, a);
+      if (b == std::string::npos || (mode != "ro" && mode != "rw"))
+        return make_failure(failure_kind::invalid_request, "--tree needs ro|rw:GUEST:HOST, got '" + v + "'");
+      host_tree t{v.substr(b + 1), v.substr(a + 1, b - a - 1), mode == "rw"};
+      if (t.host.empty() || t.host.front() != '/' || !safe_guest_path(t.guest))
+        return make_failure(failure_kind::invalid_request, "--tree needs an absolute host path and a plain absolute "
+                                                           "guest path, got '" + v + "'");
+      o.trees.push_back(std::move(t));
+    }
     else if (flag == "--cwd") r.cwd = v;
     else if (flag == "--vm-memory-mib") ok = num(o.vm_memory_mib);
     else if (flag == "--vcpus") ok = num(o.vcpus);
@@ -125,38 +134,101 @@ std::vector<std::string> vmm_argv(const vm_options& o) {
           "-chardev", "stdio,id=agent,signal=off", "-serial", "chardev:agent"};
 }
 
-expected<std::vector<guest_file>> read_scratch_files(const std::string& dir) {
-  std::vector<guest_file> files;
-  if (dir.empty()) return files;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return make_failure(failure_kind::spawn_failed, "opendir " + dir + ": " + std::strerror(errno));
-  std::uint64_t total = 0;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name == "." || name == "..") continue;
-    int fd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-    struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-      if (fd >= 0) ::close(fd);
-      continue;  // only plain files travel: the source file of a --code or --file request
-    }
-    total += static_cast<std::uint64_t>(st.st_size);
-    if (files.size() >= kMaxScratchFiles || total > kMaxScratchBytes) {
-      ::close(fd);
-      ::closedir(d);
-      return make_failure(failure_kind::limit_exceeded, "the scratch dir " + dir + " holds more than " +
-                                                            std::to_string(kMaxScratchFiles) + " files or " +
-                                                            std::to_string(kMaxScratchBytes) + " bytes");
-    }
-    guest_file f{name, static_cast<std::uint32_t>(st.st_mode & 0777), {}};
-    char buf[65536];
-    ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0) f.content.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
-    files.push_back(std::move(f));
+namespace {
+
+struct tree_reader {
+  guest_request& request;
+  std::uint32_t tree;
+  std::uint64_t bytes = 0;
+
+  status too_big(const std::string& root) {
+    return make_failure(failure_kind::limit_exceeded,
+                        "the microvm tier copies " + root + " into the VM, and the trees hold more than " +
+                            std::to_string(kMaxTreeEntries) + " entries or " + std::to_string(kMaxTreeBytes >> 20) +
+                            " MiB together; grant a smaller root or use another tier");
   }
-  ::closedir(d);
-  return files;
+
+  // Reads the directory `dir` (an open fd, consumed) as `prefix`'s contents.
+  status walk(int dir, const std::string& prefix, const std::string& root) {
+    DIR* d = ::fdopendir(dir);
+    if (!d) {
+      ::close(dir);
+      return make_failure(failure_kind::spawn_failed, "cannot read " + root + "/" + prefix + ": " + std::strerror(errno));
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(d))
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.push_back(e->d_name);
+    std::sort(names.begin(), names.end());  // the same tree always gives the same request
+    for (auto& name : names) {
+      auto path = prefix.empty() ? name : prefix + "/" + name;
+      struct stat st {};
+      if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) < 0) continue;  // gone meanwhile
+      guest_file f{tree, path, entry_kind::file, static_cast<std::uint32_t>(st.st_mode & 0777), 0, {}};
+      if (S_ISDIR(st.st_mode)) f.kind = entry_kind::directory;
+      else if (S_ISLNK(st.st_mode)) f.kind = entry_kind::symlink;
+      else if (!S_ISREG(st.st_mode)) continue;  // sockets, fifos, devices: nothing a copy can hold
+      if (request.files.size() >= kMaxTreeEntries) {
+        ::closedir(d);
+        return too_big(root);
+      }
+      if (f.kind == entry_kind::symlink) {
+        char target[4096];
+        ssize_t n = ::readlinkat(::dirfd(d), name.c_str(), target, sizeof target);
+        if (n < 0) continue;
+        f.content.assign(target, static_cast<std::size_t>(n));
+      } else if (f.kind == entry_kind::file) {
+        if (bytes + static_cast<std::uint64_t>(st.st_size) > kMaxTreeBytes) {
+          ::closedir(d);
+          return too_big(root);
+        }
+        int fd = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) {
+          ::closedir(d);
+          return make_failure(failure_kind::spawn_failed, "cannot read " + root + "/" + path + ": " + std::strerror(errno));
+        }
+        char buf[65536];
+        ssize_t n;
+        while ((n = ::read(fd, buf, sizeof buf)) > 0 && bytes + f.content.size() + static_cast<std::size_t>(n) <= kMaxTreeBytes)
+          f.content.append(buf, static_cast<std::size_t>(n));
+        ::close(fd);
+        if (n > 0) {  // it grew past the bound while being read
+          ::closedir(d);
+          return too_big(root);
+        }
+        bytes += f.content.size();
+      }
+      bool descend = f.kind == entry_kind::directory;
+      request.files.push_back(std::move(f));
+      if (descend) {
+        int sub = ::openat(::dirfd(d), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0) continue;
+        if (auto r = walk(sub, path, root); !r) {
+          ::closedir(d);
+          return r;
+        }
+      }
+    }
+    ::closedir(d);
+    return ok();
+  }
+};
+
+} // namespace
+
+status read_trees(const std::vector<host_tree>& trees, guest_request& request) {
+  request.trees.clear();
+  request.files.clear();
+  std::uint64_t bytes = 0;
+  for (auto& t : trees) {
+    request.trees.push_back({t.guest, t.writable});
+    int root = ::open(t.host.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (root < 0)
+      return make_failure(failure_kind::spawn_failed, "cannot open the root " + t.host + ": " + std::strerror(errno));
+    tree_reader reader{request, static_cast<std::uint32_t>(request.trees.size() - 1), bytes};
+    if (auto r = reader.walk(root, "", t.host); !r) return r;
+    bytes = reader.bytes;
+  }
+  return ok();
 }
 
 } // namespace corral

@@ -15,6 +15,14 @@
 
 namespace corral {
 
+// A host directory the guest gets a copy of (guest_tree), and for a writable one, where
+// what the program leaves there comes back to.
+struct host_tree {
+  std::string host;   // absolute
+  std::string guest;  // absolute in the guest
+  bool writable = false;
+};
+
 struct vm_options {
   std::string vmm;     // qemu-system-x86_64, absolute
   std::string kernel;  // an uncompressed vmlinux with a PVH entry point
@@ -22,7 +30,7 @@ struct vm_options {
   std::uint64_t vm_memory_mib = 256;
   std::uint32_t vcpus = 1;
   std::uint64_t timeout_ms = 0;  // the whole VM's life, boot included; 0: none
-  std::string files_from;        // host dir whose regular files are copied to the guest's cwd
+  std::vector<host_tree> trees;  // request.trees, in the same order
   guest_request request;
 };
 
@@ -33,9 +41,10 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args);
 // port carrying the agent channel on QEMU's stdin/stdout.
 std::vector<std::string> vmm_argv(const vm_options& options);
 
-// The regular files directly in `dir` (an execution's scratch dir), bounded in number and
-// size; empty `dir`: none.
-expected<std::vector<guest_file>> read_scratch_files(const std::string& dir);
+// The guest's view of `trees` (request.trees) and their contents: directories, regular
+// files and symlinks, parents before children, within kMaxTreeEntries and kMaxTreeBytes.
+// Other kinds (sockets, devices) are left out; a tree over the bounds is refused.
+status read_trees(const std::vector<host_tree>& trees, guest_request& request);
 
 // Guest RAM for a program memory limit: the limit plus what the guest kernel and agent
 // need themselves, never below a floor the kernel boots in.
