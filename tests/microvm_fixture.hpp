@@ -5,6 +5,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <mutex>
+#include <pty.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
@@ -116,6 +120,76 @@ inline launched run_launcher(const std::vector<std::string>& args, const std::st
   std::ifstream o(io / "out"), e(io / "err");
   r.out.assign(std::istreambuf_iterator<char>(o), {});
   r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+// The launcher on a pty of 30x100, as a terminal session runs it: `drive` gets the pty's
+// master and what was read so far, to type and resize; the launcher is killed if it has
+// not ended `bound` after `drive` returns.
+struct on_pty {
+  int status = -1;
+  std::string screen;
+};
+
+class pty_screen {
+public:
+  explicit pty_screen(int master) : master_(master), reader_([this] { read_all(); }) {}
+  ~pty_screen() { reader_.join(); }
+  std::string text() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return text_;
+  }
+  bool shows(const std::string& what, std::chrono::milliseconds bound = 60'000ms) {
+    return eventually([&] { return text().find(what) != std::string::npos; }, bound);
+  }
+
+private:
+  void read_all() {
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(master_, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // EIO: every slave descriptor is closed
+      std::lock_guard<std::mutex> lock(mutex_);
+      text_.append(buf, static_cast<std::size_t>(n));
+    }
+  }
+  int master_;
+  std::mutex mutex_;
+  std::string text_;
+  std::thread reader_;
+};
+
+inline on_pty run_launcher_on_pty(const std::vector<std::string>& args, const std::string& cwd,
+                                  const std::function<void(int, pty_screen&)>& drive,
+                                  std::chrono::milliseconds bound = 60'000ms) {
+  winsize ws{};
+  ws.ws_row = 30;
+  ws.ws_col = 100;
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, &ws);
+  if (pid == 0) {
+    std::vector<char*> argv = {const_cast<char*>(CORRAL_TEST_MICROVM)};
+    for (auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    char path[] = "PATH=/usr/bin:/bin";
+    char* env[] = {path, nullptr};
+    if (::chdir(cwd.c_str()) == 0) ::execve(argv[0], argv.data(), env);
+    ::_exit(127);
+  }
+  on_pty r;
+  if (pid < 0) return r;
+  {
+    pty_screen screen(master);
+    drive(master, screen);
+    bool ended = eventually([&] { return ::waitpid(pid, &r.status, WNOHANG) == pid; }, bound);
+    if (!ended) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &r.status, 0);
+    }
+    r.screen = screen.text();
+  }  // the reader has seen EIO: the launcher and everything on the pty are gone
+  ::close(master);
   return r;
 }
 

@@ -74,6 +74,47 @@ TEST_CASE("the launcher and the guest agent carry a whole execution", "[microvm]
   }
 }
 
+namespace {
+
+// A terminal request on the launcher's pty: the program sees a terminal of the pty's size,
+// typed input arrives (echoed once, by the guest's pty), and a resize reaches it.
+void check_terminal(std::vector<std::string> args, const std::string& cwd) {
+  auto r = run_launcher_on_pty(args, cwd, [](int master, pty_screen& screen) {
+    if (!screen.shows("is-a-tty")) return;  // the checks below say what the screen showed
+    winsize ws{};
+    ws.ws_row = 40;
+    ws.ws_col = 120;
+    ::ioctl(master, TIOCSWINSZ, &ws);  // SIGWINCH to the launcher, a resize frame to the guest
+    std::this_thread::sleep_for(500ms);
+    REQUIRE(::write(master, "hello\r", 6) == 6);
+    CHECK(screen.shows("got:hello"));
+  });
+  INFO(r.screen);
+  REQUIRE(WIFEXITED(r.status));
+  CHECK(WEXITSTATUS(r.status) == 3);
+  CHECK(r.screen.find("30 100") != std::string::npos);  // the size it started with
+  CHECK(r.screen.find("40 120") != std::string::npos);  // and the one it was given
+  CHECK(r.screen.find("got:hello") != std::string::npos);
+}
+
+const std::vector<std::string> kTerminalProgram = {
+    "/bin/sh", "-c", "stty size; test -t 0 && test -t 1 && echo is-a-tty; read line; echo got:$line; stty size; exit 3"};
+
+} // namespace
+
+TEST_CASE("a terminal request gets a pty in the guest of the caller's size and is resized with it", "[microvm][channel]") {
+  temp_dir dir, work;
+  auto args = launcher_args(stand_in_vmm(dir), kTerminalProgram);
+  args.insert(args.begin(), {"--tty", "1"});
+  SECTION("typed input, the size, a resize") { check_terminal(args, work.path()); }
+  SECTION("without a terminal on stdin, --tty is refused") {
+    auto r = run_launcher(args, work.path());
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 125);
+    CHECK(r.err.find("--tty needs a terminal") != std::string::npos);
+  }
+}
+
 TEST_CASE("trees are copied in, and what the program changed in writable ones comes back", "[microvm][channel]") {
   temp_dir dir, work, src, out;
   auto vmm = stand_in_vmm(dir);
@@ -311,6 +352,11 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
     CHECK(read_text(out / "made.txt") == "made\n");
     CHECK_FALSE(exists(out / "old.txt"));
     CHECK(read_text(work / "result.txt") == "scratch\n");
+  }
+  SECTION("a terminal request: a pty in the guest kernel, resized") {
+    guest_request terminal;
+    terminal.tty = true;
+    check_terminal(tcg_args(vmm, kTerminalProgram, terminal), work.path());
   }
   SECTION("the memory limit: the guest's OOM killer ends the program, the agent reports it") {
     guest_request limits;

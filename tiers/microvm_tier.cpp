@@ -131,8 +131,6 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   if (auto st = available(); !st.available)
     return make_failure(failure_kind::tier_unavailable, "the microvm tier is unavailable: " + st.reason);
   if (request.argv.empty()) return make_failure(failure_kind::invalid_request, "argv is empty");
-  if (request.controlling_tty)
-    return make_failure(failure_kind::refused, "the microvm tier has no terminal sessions; use the landlock tier");
 
   const limits& lim = request.effective;
   vm_options o;
@@ -154,6 +152,9 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   g.pids = lim.pids.value_or(0);
   g.cpu_millicores = lim.cpu_cores ? static_cast<std::uint64_t>(std::llround(*lim.cpu_cores * 1000)) : 0;
   g.kill_grace_ms = static_cast<std::uint32_t>(lim.kill_grace.count());
+  // A terminal session: the launcher gets corral's pty and relays it, raw, to a pty of the
+  // guest's own, resizes included.
+  g.tty = request.controlling_tty;
 
   launch_plan plan;
   jail_spec& s = plan.spec;
@@ -167,6 +168,7 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   s.envp = to_envp(request.env);  // the launcher hands its environment to the guest
   s.cwd = request.scratch_dir;
   s.kill_grace_ms = g.kill_grace_ms;
+  s.controlling_tty = request.controlling_tty;
   plan.isolation = "microvm: QEMU microvm on KVM (" + std::to_string(o.vm_memory_mib) + " MiB, " +
                    std::to_string(o.vcpus) + " vCPU), no network device; guest cgroup v2 (memory, pids, cpu); "
                    "scratch dir and roots copied in (" + std::to_string(o.trees.size()) + " trees), writable ones copied back; "

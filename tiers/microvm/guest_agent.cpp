@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <string>
 #include <grp.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/signalfd.h>
@@ -98,6 +99,13 @@ void mount_basics() {
   }
 }
 
+// Terminal requests need ptys; without devpts only they fail (with the reason), so a
+// kernel lacking it still runs everything else.
+void mount_devpts() {
+  ::mkdir("/dev/pts", 0755);
+  ::mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0620,ptmxmode=0666");
+}
+
 void make_channel_raw() {
   termios t{};
   if (::tcgetattr(channel, &t) < 0) fatal(errno_text("tcgetattr on the channel"));
@@ -132,11 +140,28 @@ std::string search(const std::string& name) {
 
 struct child_pipes {
   int in = -1, out = -1, err = -1;
+  int tty = -1;  // a terminal request: the pty's master (out and in are it too)
 };
 
+// A pty for a terminal request, its window set; the slave's name in `slave`.
+int open_terminal(const guest_request& r, std::string& slave) {
+  int master = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+  char name[128];
+  if (master < 0 || ::grantpt(master) < 0 || ::unlockpt(master) < 0 || ::ptsname_r(master, name, sizeof name) != 0)
+    fatal(errno_text("a pty for the terminal request (is devpts in the guest kernel?)"));
+  slave = name;
+  winsize ws{};
+  ws.ws_row = r.rows;
+  ws.ws_col = r.cols;
+  ::ioctl(master, TIOCSWINSZ, &ws);
+  return master;
+}
+
 pid_t start_program(const guest_request& r, const std::string& cgroup_procs, child_pipes& p) {
-  int in[2], out[2], err[2];
-  if (::pipe2(in, O_CLOEXEC) < 0 || ::pipe2(out, O_CLOEXEC) < 0 || ::pipe2(err, O_CLOEXEC) < 0)
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  std::string slave;
+  int master = r.tty ? open_terminal(r, slave) : -1;
+  if (!r.tty && (::pipe2(in, O_CLOEXEC) < 0 || ::pipe2(out, O_CLOEXEC) < 0 || ::pipe2(err, O_CLOEXEC) < 0))
     fatal(errno_text("pipe2"));
   std::vector<char*> argv, envp;
   for (auto& a : r.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -157,6 +182,13 @@ pid_t start_program(const guest_request& r, const std::string& cgroup_procs, chi
       ::close(fd);
     }
     ::setsid();
+    if (r.tty) {
+      // Opened by the session leader: it becomes the controlling terminal (TIOCSCTTY says
+      // so outright), and the descriptors stay usable once the program is nobody.
+      int fd = ::open(slave.c_str(), O_RDWR | O_CLOEXEC);  // dup2 below gives 0-2 without it
+      if (fd < 0 || ::ioctl(fd, TIOCSCTTY, 0) < 0) _exit(126);
+      in[0] = out[1] = err[1] = fd;
+    }
     // The program runs as nobody: only root (the agent) can open the serial channel, so
     // the program cannot forge frames or talk to the launcher behind the agent's back.
     if (in_guest && (::setgroups(0, nullptr) < 0 || ::setgid(kNobody) < 0 || ::setuid(kNobody) < 0))
@@ -177,10 +209,14 @@ pid_t start_program(const guest_request& r, const std::string& cgroup_procs, chi
     (void)!::write(2, msg.data(), msg.size());
     _exit(errno == ENOENT ? 127 : 126);
   }
-  ::close(in[0]);
-  ::close(out[1]);
-  ::close(err[1]);
-  p = {in[1], out[0], err[0]};
+  if (r.tty) {
+    p = {::fcntl(master, F_DUPFD_CLOEXEC, 3), master, -1, master};
+  } else {
+    ::close(in[0]);
+    ::close(out[1]);
+    ::close(err[1]);
+    p = {in[1], out[0], err[0], -1};
+  }
   ::fcntl(p.in, F_SETFL, O_NONBLOCK);
   return pid;
 }
@@ -214,6 +250,14 @@ guest_exit supervise(const guest_request& r, guest_cgroup& job, frame_reader& in
       if (!*next) break;
       if ((*next)->type == frame_type::input) pending_input += (*next)->payload;
       else if ((*next)->type == frame_type::input_end) input_open = false;
+      else if ((*next)->type == frame_type::resize && p.in >= 0 && r.tty) {
+        auto size = decode_window((*next)->payload);
+        if (!size) fatal(size.error().message);
+        winsize ws{};
+        ws.ws_row = size->first;
+        ws.ws_col = size->second;
+        ::ioctl(p.in, TIOCSWINSZ, &ws);  // the kernel sends SIGWINCH to the foreground group
+      }
     }
   };
   take_input();
@@ -326,6 +370,7 @@ int main(int argc, char** argv) {
     channel_out = ::fcntl(1, F_DUPFD_CLOEXEC, 3);
   } else {
     mount_basics();
+    mount_devpts();
     make_channel_raw();
   }
   write_all(channel_out, kAgentMarker);

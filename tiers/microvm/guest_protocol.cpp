@@ -74,7 +74,7 @@ bool known_type(std::uint8_t t) {
   switch (static_cast<frame_type>(t)) {
     case frame_type::ready: case frame_type::out: case frame_type::err: case frame_type::exit:
     case frame_type::fatal: case frame_type::request: case frame_type::input: case frame_type::input_end:
-    case frame_type::written: case frame_type::removed:
+    case frame_type::written: case frame_type::removed: case frame_type::resize:
       return true;
   }
   return false;
@@ -165,6 +165,9 @@ std::string encode_request(const guest_request& r) {
   }
   put_u32(out, static_cast<std::uint32_t>(r.files.size()));
   for (auto& f : r.files) put_file(out, f);
+  out.push_back(r.tty ? 1 : 0);
+  put_u32(out, r.rows);
+  put_u32(out, r.cols);
   return out;
 }
 
@@ -188,6 +191,9 @@ expected<guest_request> decode_request(const std::string& payload) {
   }
   auto files = static_cast<std::size_t>(in.uint(4));
   for (std::size_t i = 0; i < files && i < kMaxTreeEntries && in.good(); ++i) r.files.push_back(take_file(in));
+  r.tty = in.uint(1) != 0;
+  r.rows = static_cast<std::uint16_t>(in.uint(4));
+  r.cols = static_cast<std::uint16_t>(in.uint(4));
   if (!in.ok() || trees != r.trees.size() || files != r.files.size())
     return make_failure(failure_kind::invalid_request, "malformed guest request frame");
   if (r.argv.empty()) return make_failure(failure_kind::invalid_request, "the guest request has an empty argv");
@@ -198,6 +204,20 @@ expected<guest_request> decode_request(const std::string& payload) {
     if (f.tree >= r.trees.size() || !safe_relative_path(f.path) || !known_kind(f.kind))
       return make_failure(failure_kind::invalid_request, "the guest request has an unsafe entry '" + f.path + "'");
   return r;
+}
+
+std::string encode_window(std::uint16_t rows, std::uint16_t cols) {
+  std::string out;
+  put_u32(out, rows);
+  put_u32(out, cols);
+  return out;
+}
+
+expected<std::pair<std::uint16_t, std::uint16_t>> decode_window(const std::string& payload) {
+  field_reader in(payload);
+  auto rows = in.uint(4), cols = in.uint(4);
+  if (!in.ok() || rows > 0xffff || cols > 0xffff) return make_failure(failure_kind::invalid_request, "malformed resize frame");
+  return std::pair<std::uint16_t, std::uint16_t>(static_cast<std::uint16_t>(rows), static_cast<std::uint16_t>(cols));
 }
 
 std::string encode_file(const guest_file& f) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/failure.hpp"
@@ -36,6 +37,7 @@ enum class frame_type : std::uint8_t {
   request = 'Q',    // what to run (payload: guest_request)
   input = 'I',      // a chunk of stdin
   input_end = 'Z',  // stdin reached EOF
+  resize = 'W',     // a terminal request's new window size (payload: window_size)
 };
 
 struct frame {
@@ -87,6 +89,10 @@ struct guest_request {
   std::uint32_t kill_grace_ms = 200;  // SIGTERM, then SIGKILL after this
   std::vector<guest_tree> trees;
   std::vector<guest_file> files;      // the trees' contents, parents before children
+  // A terminal session: the program gets a pty in the guest (stdout and stderr both are
+  // its output) of this size, resized by `resize` frames.
+  bool tty = false;
+  std::uint16_t rows = 24, cols = 80;
 };
 
 struct guest_exit {
@@ -113,6 +119,8 @@ private:
 
 std::string encode_request(const guest_request& request);
 expected<guest_request> decode_request(const std::string& payload);
+std::string encode_window(std::uint16_t rows, std::uint16_t cols);
+expected<std::pair<std::uint16_t, std::uint16_t>> decode_window(const std::string& payload);
 std::string encode_file(const guest_file& file);
 expected<guest_file> decode_file(const std::string& payload);
 std::string encode_exit(const guest_exit& exit);

@@ -14,8 +14,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 #include <vector>
@@ -34,8 +37,18 @@ constexpr int kTimedOut = 124;
 constexpr std::size_t kBootTextKept = 8192;
 
 pid_t vmm_pid = -1;
+// A terminal request: the launcher's own terminal is raw while it runs (the guest's pty
+// does the line discipline, echo included) and restored on every way out.
+termios saved_terminal{};
+bool terminal_raw = false;
+
+void restore_terminal() {
+  if (terminal_raw) ::tcsetattr(0, TCSANOW, &saved_terminal);
+  terminal_raw = false;
+}
 
 [[noreturn]] void finish(int code, const std::string& message = "") {
+  restore_terminal();
   if (!message.empty()) {
     std::string line = "corral-microvm: " + message + "\n";
     (void)!::write(2, line.data(), line.size());
@@ -113,6 +126,7 @@ pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_g
     vmm_pid = -1;
   }
   // Mirror the signal, so the runtime's result says "killed by signal N" as on any tier.
+  restore_terminal();
   ::signal(e.code, SIG_DFL);
   ::kill(::getpid(), e.code);
   finish(128 + e.code);
@@ -136,6 +150,22 @@ int main(int argc, char** argv) {
   if (!write_back) finish(kRefused, write_back.error().message);
 
   ::signal(SIGPIPE, SIG_IGN);
+  int winch = -1;
+  if (o.request.tty) {
+    if (!::isatty(0)) finish(kRefused, "--tty needs a terminal on stdin");
+    winsize ws{};
+    if (::ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) o.request.rows = ws.ws_row, o.request.cols = ws.ws_col;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGWINCH);
+    ::sigprocmask(SIG_BLOCK, &set, nullptr);
+    winch = ::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (winch < 0 || ::tcgetattr(0, &saved_terminal) < 0) finish(kRefused, std::string("terminal: ") + std::strerror(errno));
+    termios raw = saved_terminal;
+    ::cfmakeraw(&raw);
+    if (::tcsetattr(0, TCSANOW, &raw) < 0) finish(kRefused, std::string("terminal: ") + std::strerror(errno));
+    terminal_raw = true;
+  }
   std::uint64_t deadline = o.timeout_ms ? now_ms() + o.timeout_ms : 0;
   int to_guest = -1, from_guest = -1;
   vmm_pid = start_vmm(vmm_argv(o), to_guest, from_guest);
@@ -145,9 +175,11 @@ int main(int argc, char** argv) {
   frame_reader frames;
   std::string outgoing;  // framed bytes waiting for QEMU's stdin
   for (;;) {
-    pollfd fds[3];
+    pollfd fds[4];
     int n = 0;
     fds[n++] = {from_guest, POLLIN, 0};
+    int i_winch = winch >= 0 ? n : -1;
+    if (i_winch >= 0) fds[n++] = {winch, POLLIN, 0};
     int i_stdin = request_sent && stdin_open && outgoing.size() < 64 * 1024 ? n : -1;
     if (i_stdin >= 0) fds[n++] = {0, POLLIN, 0};
     int i_to = !outgoing.empty() ? n : -1;
@@ -225,6 +257,16 @@ int main(int argc, char** argv) {
           default:
             finish(kRefused, "unexpected frame from the guest agent");
         }
+      }
+    }
+    // Before stdin: a resize that came first reaches the guest first.
+    if (i_winch >= 0 && fds[i_winch].revents) {
+      signalfd_siginfo si;
+      while (::read(winch, &si, sizeof si) == sizeof si) {}
+      winsize ws{};
+      if (::ioctl(0, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col) {
+        if (request_sent) outgoing += encode_frame(frame_type::resize, encode_window(ws.ws_row, ws.ws_col));
+        else o.request.rows = ws.ws_row, o.request.cols = ws.ws_col;
       }
     }
     if (i_stdin >= 0 && fds[i_stdin].revents) {

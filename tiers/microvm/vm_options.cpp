@@ -51,6 +51,7 @@ std::vector<std::string> to_launcher_args(const vm_options& o) {
                                 "--cpu-millicores", std::to_string(r.cpu_millicores),
                                 "--kill-grace-ms", std::to_string(r.kill_grace_ms),
                                 "--cwd", r.cwd};
+  if (r.tty) a.insert(a.end(), {"--tty", "1"});
   for (auto& t : o.trees) a.insert(a.end(), {"--tree", std::string(t.writable ? "rw" : "ro") + ":" + t.guest + ":" + t.host});
   a.push_back("--");
   a.insert(a.end(), r.argv.begin(), r.argv.end());
@@ -63,7 +64,7 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
   std::size_t i = 0;
   for (; i < args.size() && args[i] != "--"; i += 2) {
     const std::string& flag = args[i];
-    static const char* const known[] = {"--vmm", "--kernel", "--initrd", "--tree", "--cwd",
+    static const char* const known[] = {"--vmm", "--kernel", "--initrd", "--tree", "--tty", "--cwd",
                                         "--vm-memory-mib", "--vcpus", "--timeout-ms", "--guest-timeout-ms",
                                         "--memory", "--pids", "--cpu-millicores", "--kill-grace-ms"};
     if (std::find(std::begin(known), std::end(known), flag) == std::end(known))
@@ -93,6 +94,7 @@ expected<vm_options> parse_vm_options(const std::vector<std::string>& args) {
       o.trees.push_back(std::move(t));
     }
     else if (flag == "--cwd") r.cwd = v;
+    else if (flag == "--tty") r.tty = v == "1";
     else if (flag == "--vm-memory-mib") ok = num(o.vm_memory_mib);
     else if (flag == "--vcpus") ok = num(o.vcpus);
     else if (flag == "--timeout-ms") ok = num(o.timeout_ms);
