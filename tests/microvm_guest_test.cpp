@@ -292,7 +292,9 @@ std::vector<std::string> tcg_args(const std::string& vmm, std::vector<std::strin
   o.vmm = vmm;
   o.kernel = CORRAL_TEST_MICROVM_IMAGE "/vmlinux";
   o.initrd = CORRAL_TEST_MICROVM_IMAGE "/initramfs.cpio";
-  o.vm_memory_mib = vm_memory_for(limits.memory_bytes ? limits.memory_bytes : 128 * kMiB);
+  struct stat image {};
+  ::stat(o.initrd.c_str(), &image);
+  o.vm_memory_mib = vm_memory_for(limits.memory_bytes ? limits.memory_bytes : 128 * kMiB, static_cast<std::uint64_t>(image.st_size));
   o.timeout_ms = 240'000;  // TCG boots in seconds to tens of seconds on a loaded machine
   o.request = std::move(limits);
   o.request.argv = std::move(argv);
@@ -352,6 +354,19 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
     CHECK(read_text(out / "made.txt") == "made\n");
     CHECK_FALSE(exists(out / "old.txt"));
     CHECK(read_text(work / "result.txt") == "scratch\n");
+  }
+  SECTION("python3 and its standard library are in the image") {
+    // run_launcher quotes each argument in '…' for its shell: the code uses "…" only.
+    auto r = run_launcher(tcg_args(vmm, {"python3", "-c",
+                                         "import json, sqlite3, hashlib, os; "
+                                         "print(json.dumps({\"uid\": os.getuid(), \"sum\": hashlib.sha256(b\"x\").hexdigest()[:8], "
+                                         "\"sql\": sqlite3.connect(\":memory:\").execute(\"select 6*7\").fetchone()[0]}))"},
+                                  {}),
+                          work.path());
+    INFO(r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+    CHECK(r.out == "{\"uid\": 65534, \"sum\": \"2d711642\", \"sql\": 42}\n");
   }
   SECTION("a terminal request: a pty in the guest kernel, resized") {
     guest_request terminal;

@@ -95,7 +95,10 @@ tier_status microvm_tier::preflight() const {
   boot.vmm = bin;
   boot.kernel = settings_.kernel;
   boot.initrd = settings_.rootfs;
-  boot.vm_memory_mib = vm_memory_for(0);
+  struct stat image {};
+  ::stat(settings_.rootfs.c_str(), &image);
+  image_bytes_ = static_cast<std::uint64_t>(image.st_size);
+  boot.vm_memory_mib = vm_memory_for(0, image_bytes_);
   boot.timeout_ms = static_cast<std::uint64_t>(deadline_.count());
   boot.request.argv = {"/bin/true"};
   boot.request.cwd = kGuestWorkDir;
@@ -137,7 +140,7 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   o.vmm = vmm_path_;
   o.kernel = settings_.kernel;
   o.initrd = settings_.rootfs;
-  o.vm_memory_mib = vm_memory_for(lim.memory_bytes.value_or(kDefaultProgramMemory));
+  o.vm_memory_mib = vm_memory_for(lim.memory_bytes.value_or(kDefaultProgramMemory), image_bytes_);
   o.vcpus = lim.cpu_cores ? static_cast<std::uint32_t>(std::max(1.0, std::ceil(*lim.cpu_cores))) : 1;
   o.timeout_ms = static_cast<std::uint64_t>((lim.timeout + kLauncherSlack).count());
   // The scratch dir is the working directory; the roots go where the profile says. All are

@@ -47,6 +47,7 @@ private:
   // What the preflight found, fixed once it has run.
   mutable std::string vmm_path_;
   mutable std::string launcher_path_;
+  mutable std::uint64_t image_bytes_ = 0;  // the initramfs, resident in the guest's RAM
 };
 
 // corral-microvm beside the running program or installed; empty when neither exists.

@@ -34,9 +34,9 @@ expected<std::uint64_t> number(const std::string& flag, const std::string& text)
 
 } // namespace
 
-std::uint64_t vm_memory_for(std::uint64_t program_memory_bytes) {
-  std::uint64_t mib = (program_memory_bytes + (1ull << 20) - 1) >> 20;
-  return std::max<std::uint64_t>(kGuestFloorMiB, mib + kGuestOverheadMiB);
+std::uint64_t vm_memory_for(std::uint64_t program_memory_bytes, std::uint64_t image_bytes) {
+  auto mib = [](std::uint64_t bytes) { return (bytes + (1ull << 20) - 1) >> 20; };
+  return std::max<std::uint64_t>(kGuestFloorMiB, mib(program_memory_bytes) + kGuestOverheadMiB + mib(image_bytes));
 }
 
 std::vector<std::string> to_launcher_args(const vm_options& o) {

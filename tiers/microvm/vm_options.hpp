@@ -47,7 +47,8 @@ std::vector<std::string> vmm_argv(const vm_options& options);
 status read_trees(const std::vector<host_tree>& trees, guest_request& request);
 
 // Guest RAM for a program memory limit: the limit plus what the guest kernel and agent
-// need themselves, never below a floor the kernel boots in.
-std::uint64_t vm_memory_for(std::uint64_t program_memory_bytes);
+// need themselves, plus the initramfs (`image_bytes`), which stays in RAM as the guest's
+// root filesystem; never below a floor the kernel boots in.
+std::uint64_t vm_memory_for(std::uint64_t program_memory_bytes, std::uint64_t image_bytes = 0);
 
 } // namespace corral
