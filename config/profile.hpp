@@ -46,6 +46,9 @@ struct microvm_settings {
   std::string rootfs;              // absolute path to the guest root filesystem image
   std::string vmm = "qemu-system-x86_64"; // the VMM binary, on PATH unless it contains a slash
   std::string launcher;  // corral-microvm; empty: beside the program, then installed (not a TOML key)
+  // The KVM device the preflight requires (not a TOML key): tests whose stand-in VMM runs
+  // the agent on the host point it at a file, so they run on machines without KVM too.
+  std::string kvm_device = "/dev/kvm";
 };
 
 struct profile {

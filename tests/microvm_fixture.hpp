@@ -56,6 +56,9 @@ inline microvm_settings settings_with(const std::string& vmm, const temp_dir& di
   std::ofstream(s.kernel) << "k";
   std::ofstream(s.rootfs) << "r";
   s.launcher = CORRAL_TEST_MICROVM;
+  // A stand-in VMM needs no KVM: a file stands in for the device the preflight checks.
+  s.kvm_device = dir / "kvm";
+  std::ofstream(s.kvm_device) << "";
   return s;
 }
 

@@ -83,11 +83,14 @@ TEST_CASE("guest protocol frames survive any bytes and reject corrupt lengths", 
 }
 
 TEST_CASE("microvm preflight says what is missing, within its deadline", "[microvm][preflight]") {
-  if (auto why = kvm_skip_reason(); !why.empty()) {
-    WARN("skipped: " << why << " (every later check needs KVM first)");
-    return;
-  }
   temp_dir dir;
+  SECTION("no KVM device") {
+    auto s = settings_with(script(dir, "qemu-system-x86_64", "echo 'microvm  microvm (i386)'"), dir);
+    s.kvm_device = dir / "no-kvm";
+    auto st = microvm_tier(s, CORRAL_TEST_MICROVM, 1s).available();
+    CHECK_FALSE(st.available);
+    CHECK(st.reason.find(dir / "no-kvm" + " is missing") != std::string::npos);
+  }
   SECTION("a missing VMM") {
     auto st = microvm_tier(settings_with(dir / "no-such-qemu", dir), CORRAL_TEST_MICROVM, 1s).available();
     CHECK_FALSE(st.available);
@@ -154,10 +157,6 @@ TEST_CASE("microvm preflight says what is missing, within its deadline", "[micro
 }
 
 TEST_CASE("microvm executions through the runtime, with the stand-in VMM", "[microvm][runtime]") {
-  if (auto why = kvm_skip_reason(); !why.empty()) {
-    WARN("skipped: " << why);
-    return;
-  }
   temp_dir dir;
   profile p;
   p.tier = "microvm";
@@ -194,6 +193,38 @@ TEST_CASE("microvm executions through the runtime, with the stand-in VMM", "[mic
     REQUIRE(pid > 0);
     CHECK(gone_soon(pid));
     CHECK(tracked_after_settling(*t.rt) == 0);
+  }
+}
+
+TEST_CASE("microvm roots and sources through the runtime, with the stand-in VMM", "[microvm][runtime]") {
+  temp_dir dir, src, out;
+  std::ofstream(src / "in.txt") << "source\n";
+  std::ofstream(out / "old.txt") << "old\n";
+  profile p;
+  p.tier = "microvm";
+  p.microvm = settings_with(stand_in_vmm(dir), dir);
+  p.source_roots = {{src.path(), "/src", false}};
+  p.output_roots = {{out.path(), "/out", true}};
+  test_runtime t(p, false);
+  SECTION("the tier's plan copies both roots in and the output root's changes back") {
+    // Outside a VM the stand-in places guest paths below the scratch dir: ../src is /src.
+    auto r = t.run(shell("cat ../src/in.txt; echo made > ../out/made.txt; rm ../out/old.txt"));
+    REQUIRE(r);
+    INFO(r->err.data);
+    CHECK(r->exit_code == 0);
+    CHECK(r->out.data == "source\n");
+    CHECK(read_text(out / "made.txt") == "made\n");
+    CHECK_FALSE(exists(out / "old.txt"));
+    CHECK(r->isolation.find("3 trees") != std::string::npos);  // scratch, source, output
+  }
+  SECTION("a language request finds its source file in the guest's working directory") {
+    exec_request req;
+    req.language = "python";
+    req.code = "print(6 * 7)";
+    auto r = t.run(req);
+    REQUIRE(r);
+    INFO(r->err.data);
+    CHECK(r->out.data == "42\n");
   }
 }
 

@@ -58,8 +58,9 @@ tier_status microvm_tier::available() const {
 }
 
 tier_status microvm_tier::preflight() const {
-  if (::access("/dev/kvm", R_OK | W_OK) != 0)
-    return {false, "/dev/kvm is missing or not accessible to this user; enable KVM or add the user to group kvm"};
+  if (::access(settings_.kvm_device.c_str(), R_OK | W_OK) != 0)
+    return {false, settings_.kvm_device + " is missing or not accessible to this user; enable KVM (load kvm_intel or "
+                   "kvm_amd; a VM needs nested virtualization) or add the user to group kvm"};
   auto bin = find_on_path(settings_.vmm);
   if (bin.empty())
     return {false, "the VMM '" + settings_.vmm + "' was not found; install qemu-system-x86 "
