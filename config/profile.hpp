@@ -2,6 +2,7 @@
 // defaults) and never changed while the runtime runs. Requests can only tighten it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,6 +50,9 @@ struct microvm_settings {
   // The KVM device the preflight requires (not a TOML key): tests whose stand-in VMM runs
   // the agent on the host point it at a file, so they run on machines without KVM too.
   std::string kvm_device = "/dev/kvm";
+  // The bound on the preflight's test boot (not a TOML key); 0: the registry's deadline.
+  // Tests that boot the guest under QEMU's TCG need far longer than KVM does.
+  std::chrono::milliseconds boot_deadline{0};
 };
 
 struct profile {

@@ -4,8 +4,8 @@
 // written, the process not signalled, the listener saw no connection).
 //
 // The cases that are about the boundary rather than landlock's own mechanisms (seccomp,
-// the pids and memory figures) also run against the gvisor and container tiers where
-// they are available: GENERATE runs such a case once per tier, each skipping alone when
+// the pids and memory figures) also run against the gvisor, container and microvm tiers
+// where they are available: GENERATE runs such a case once per tier, each skipping alone when
 // its tier cannot run. The container's image is busybox (no python), so its attempts
 // are the same ones written with busybox's tools; each such case says where it differs.
 #include <arpa/inet.h>
@@ -27,6 +27,7 @@
 
 #include "container_fixture.hpp"
 #include "landlock_fixture.hpp"
+#include "microvm_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/gvisor_tier.hpp"
 #include "tiers/kernel_features.hpp"
@@ -44,11 +45,13 @@ void write_text(const std::string& path, const std::string& text, mode_t mode = 
 }
 
 
-// The reason `tier` (landlock, gvisor or container) cannot run here, or empty; asked
-// once per tier.
+// The reason `tier` (landlock, gvisor, container or microvm) cannot run here, or empty;
+// asked once per tier. The microvm tier runs its real guest under QEMU's TCG (no KVM
+// needed; tests/microvm_fixture.hpp): the guest kernel and agent are the boundary either way.
 std::string tier_unavailable(const std::string& tier) {
   if (tier == "landlock" || tier == "landlock-warm") return landlock_unavailable();
   if (tier == "container") return podman_unavailable();
+  if (tier == "microvm") return microvm::tcg_skip_reason();
   static const std::string gvisor = [] {
     auto st = gvisor_tier(profile{}, detect_kernel_features(), 5s).available();
     return st.available ? std::string() : st.reason;
@@ -58,7 +61,7 @@ std::string tier_unavailable(const std::string& tier) {
 
 // Every tier the boundary cases run against.
 // "landlock-warm": the landlock tier through a warm jail (armed before each request).
-#define ESCAPE_TIER() GENERATE(as<std::string>{}, "landlock", "landlock-warm", "gvisor", "container")
+#define ESCAPE_TIER() GENERATE(as<std::string>{}, "landlock", "landlock-warm", "gvisor", "container", "microvm")
 // The landlock tier's own mechanisms (seccomp, capabilities, its limits), cold and warm.
 #define LANDLOCK_TIER() GENERATE(as<std::string>{}, "landlock", "landlock-warm")
 
@@ -90,20 +93,24 @@ struct jail_fixture {
     secret = outside + "/secret";
     write_text(secret, "hunter2-secret\n");
     write_text(src + "/granted.txt", "granted\n");
-    profile p = tier == "container" ? podman_profile() : profile{};
+    profile p = tier == "container" ? podman_profile() : tier == "microvm" ? microvm::tcg_profile(host) : profile{};
     bool warm = tier == "landlock-warm";
     p.tier = warm ? "landlock" : tier;
     p.limit.kill_grace = 200ms;
     p.source_roots.push_back({src, "/src", false});
     p.output_roots.push_back({out, "/out", true});
     t = std::make_unique<test_runtime>(p, false, warm ? 1 : 0);
+    slow = tier == "microvm";
   }
+  // A micro-VM under TCG boots in seconds to tens of seconds, inside the timeout.
+  bool slow = false;
+  std::chrono::milliseconds bound(std::chrono::milliseconds timeout) const { return slow ? std::max(timeout, 170'000ms) : timeout; }
 
   exec_result python(const std::string& code, std::chrono::milliseconds timeout = 20s) {
     exec_request r;
     r.language = "python";
     r.code = code;
-    r.timeout = timeout;
+    r.timeout = bound(timeout);
     auto res = t->run(r);
     if (!res) FAIL("exec failed: " << res.error().describe());
     return *res;
@@ -117,7 +124,7 @@ struct jail_fixture {
   }
   exec_result sh(const std::string& code, std::chrono::milliseconds timeout = 20s) {
     auto r = shell(code);
-    r.timeout = timeout;
+    r.timeout = bound(timeout);
     auto res = t->run(r);
     if (!res) FAIL("exec failed: " << res.error().describe());
     return *res;
@@ -318,8 +325,9 @@ TEST_CASE("host processes cannot be signalled or traced", "[landlock][escape]") 
     CHECK(r.out.data.find("ptrace -1 3\n") != std::string::npos);
     CHECK(r.out.data.find("ptrace-init ") != std::string::npos);
   } else {
-    // gVisor's own kernel answers: the host pid does not exist in the sandbox and its
-    // init cannot be attached; neither call reaches the host.
+    // gVisor's or the guest's own kernel answers: the host pid does not exist in the
+    // sandbox and its init (root, the guest agent in a VM) cannot be attached; neither
+    // call reaches the host.
     CHECK(r.out.data.find("ptrace -1 ") != std::string::npos);
     CHECK(r.out.data.find("ptrace-init -1 ") != std::string::npos);
   }
@@ -418,6 +426,12 @@ TEST_CASE("background descendants die with the jailed execution", "[landlock][de
   REQUIRE_TIER(tier);
   jail_fixture f{tier};
   bool on_timeout = GENERATE(false, true);
+  if (on_timeout && tier == "microvm") {
+    // Its timeout counts the guest's boot, which under TCG takes anywhere from 5 to 30 s
+    // here: no timeout is sure to fall after the program has started its descendants.
+    WARN("skipped: the microvm timeout case, whose boot time under TCG is unknown");
+    return;
+  }
   auto marker = f.out + "/late";
   // A container takes a few hundred ms to start: its timeout and the descendants' delay
   // are longer, so the program surely launched them before the timeout.

@@ -17,6 +17,7 @@
 #include "runtime_fixture.hpp"
 #include "tiers/microvm/vm_options.hpp"
 #include "tiers/microvm_tier.hpp"
+#include "tiers/preflight.hpp"
 
 namespace corral::testing::microvm {
 
@@ -124,6 +125,47 @@ inline launched run_launcher(const std::vector<std::string>& args, const std::st
   r.out.assign(std::istreambuf_iterator<char>(o), {});
   r.err.assign(std::istreambuf_iterator<char>(e), {});
   return r;
+}
+
+// Real QEMU, the real image and agent, but TCG instead of KVM: this machine's KVM cannot
+// boot the guest, TCG can (slowly). The wrapper rewrites the tier's argv for TCG, which
+// has no kvm-clock and cannot calibrate the TSC without a PIT reference, hence the fixed
+// frequency. It records QEMU's pid so the test can check it is gone afterwards.
+inline std::string tcg_vmm(const temp_dir& dir, const std::string& pidfile) {
+  return script(dir, "qemu-tcg",
+                "echo $$ > '" + pidfile + "'\n"
+                "for a in \"$@\"; do\n"
+                "  shift\n"
+                "  case \"$a\" in\n"
+                "    -enable-kvm) set -- \"$@\" -accel tcg ;;\n"
+                "    host,-arch-capabilities,-cx16) set -- \"$@\" max ;;\n"
+                "    console=ttyS0*) set -- \"$@\" \"$a tsc_early_khz=2000000 lpj=4000000\" ;;\n"
+                "    *) set -- \"$@\" \"$a\" ;;\n"
+                "  esac\n"
+                "done\n"
+                "exec qemu-system-x86_64 \"$@\"");
+}
+
+inline std::string tcg_skip_reason() {
+  if (find_on_path("qemu-system-x86_64").empty()) return "qemu-system-x86_64 is not installed";
+  struct stat st {};
+  if (::stat(CORRAL_TEST_MICROVM_IMAGE "/vmlinux", &st) != 0 || ::stat(CORRAL_TEST_MICROVM_IMAGE "/initramfs.cpio", &st) != 0)
+    return "no guest image in " CORRAL_TEST_MICROVM_IMAGE " (run scripts/build-microvm-image)";
+  return "";
+}
+
+// A profile whose microvm tier boots the real image under TCG (the wrapper above as its
+// VMM, a file as its KVM device): every part of the tier runs but KVM itself. Boots take
+// seconds to tens of seconds there, so the test boot and the timeout are generous.
+inline profile tcg_profile(const temp_dir& dir) {
+  profile p;
+  p.tier = "microvm";
+  p.microvm = settings_with(tcg_vmm(dir, dir / "qemu.pid"), dir);
+  p.microvm.kernel = CORRAL_TEST_MICROVM_IMAGE "/vmlinux";
+  p.microvm.rootfs = CORRAL_TEST_MICROVM_IMAGE "/initramfs.cpio";
+  p.microvm.boot_deadline = std::chrono::milliseconds(180'000);
+  p.limit.timeout = std::chrono::milliseconds(180'000);
+  return p;
 }
 
 // The launcher on a pty of 30x100, as a terminal session runs it: `drive` gets the pty's

@@ -260,33 +260,6 @@ TEST_CASE("the launcher fails closed when the VM misbehaves", "[microvm][channel
 
 namespace {
 
-// Real QEMU, the real image and agent, but TCG instead of KVM: this machine's KVM cannot
-// boot the guest, TCG can (slowly). The wrapper rewrites the tier's argv for TCG, which
-// has no kvm-clock and cannot calibrate the TSC without a PIT reference, hence the fixed
-// frequency. It records QEMU's pid so the test can check it is gone afterwards.
-std::string tcg_vmm(const temp_dir& dir, const std::string& pidfile) {
-  return script(dir, "qemu-tcg",
-                "echo $$ > '" + pidfile + "'\n"
-                "for a in \"$@\"; do\n"
-                "  shift\n"
-                "  case \"$a\" in\n"
-                "    -enable-kvm) set -- \"$@\" -accel tcg ;;\n"
-                "    host,-arch-capabilities,-cx16) set -- \"$@\" max ;;\n"
-                "    console=ttyS0*) set -- \"$@\" \"$a tsc_early_khz=2000000 lpj=4000000\" ;;\n"
-                "    *) set -- \"$@\" \"$a\" ;;\n"
-                "  esac\n"
-                "done\n"
-                "exec qemu-system-x86_64 \"$@\"");
-}
-
-std::string tcg_skip_reason() {
-  if (find_on_path("qemu-system-x86_64").empty()) return "qemu-system-x86_64 is not installed";
-  struct stat st {};
-  if (::stat(CORRAL_TEST_MICROVM_IMAGE "/vmlinux", &st) != 0 || ::stat(CORRAL_TEST_MICROVM_IMAGE "/initramfs.cpio", &st) != 0)
-    return "no guest image in " CORRAL_TEST_MICROVM_IMAGE " (run scripts/build-microvm-image)";
-  return "";
-}
-
 std::vector<std::string> tcg_args(const std::string& vmm, std::vector<std::string> argv, guest_request limits) {
   vm_options o;
   o.vmm = vmm;

@@ -100,18 +100,19 @@ tier_status microvm_tier::preflight() const {
   ::stat(settings_.rootfs.c_str(), &image);
   image_bytes_ = static_cast<std::uint64_t>(image.st_size);
   boot.vm_memory_mib = vm_memory_for(0, image_bytes_);
-  boot.timeout_ms = static_cast<std::uint64_t>(deadline_.count());
+  auto boot_deadline = settings_.boot_deadline.count() > 0 ? settings_.boot_deadline : deadline_;
+  boot.timeout_ms = static_cast<std::uint64_t>(boot_deadline.count());
   boot.request.argv = {"/bin/true"};
   boot.request.cwd = kGuestWorkDir;
   std::vector<std::string> argv = {launcher};
   auto args = to_launcher_args(boot);
   argv.insert(argv.end(), args.begin(), args.end());
-  auto trial = run_probe(argv, deadline_ + std::chrono::milliseconds(500));
+  auto trial = run_probe(argv, boot_deadline + std::chrono::milliseconds(500));
   if (!trial.ran) return {false, "the launcher " + launcher + " could not be started (" + trial.error + ")"};
   if (trial.timed_out || trial.exit_code != 0)
     return {false, "a test boot of the guest running /bin/true " +
                        std::string(trial.timed_out || trial.exit_code == 124
-                                       ? "did not finish within " + std::to_string(deadline_.count()) + " ms"
+                                       ? "did not finish within " + std::to_string(boot_deadline.count()) + " ms"
                                        : "failed (exit " + std::to_string(trial.exit_code) + ")") +
                        (trial.output.empty() ? "" : ": " + first_line(trial.output)) +
                        "; this machine's KVM cannot run the guest usably (check `dmesg` for KVM errors, "
