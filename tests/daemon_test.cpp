@@ -174,7 +174,7 @@ TEST_CASE("exec streams started and output notifications, then the result", "[da
   CHECK(err == "err\n");
 }
 
-TEST_CASE("streamed output past the live window arrives whole; past the cap it is cut and the child not held", "[daemon]") {
+TEST_CASE("streamed output past the live window arrives whole - past the cap it is cut and the child not held", "[daemon]") {
   // The daemon paces live output (output_collector.hpp: a 1 MiB window acknowledged as
   // lines are queued): more than a window must still arrive byte for byte, and once the
   // cap is reached the rest is discarded without waiting for the reader.
@@ -363,7 +363,7 @@ TEST_CASE("a stdio session with forward_stderr sends the child's stderr as sessi
   CHECK(ended["exit_code"] == 0);
 }
 
-TEST_CASE("one client's session is invisible to another; a disconnect ends the session's child", "[daemon]") {
+TEST_CASE("one client's session is invisible to another - a disconnect ends the session's child", "[daemon]") {
   daemon_process d;
   line_client b(d.socket);
   {
@@ -464,7 +464,7 @@ TEST_CASE("every error code a client can provoke, and the daemon keeps serving",
   CHECK(c.reply(11)["result"]["verdict"] == "timed_out");
 }
 
-TEST_CASE("cancel ends this client's exec; another client can neither see nor cancel it", "[daemon]") {
+TEST_CASE("cancel ends this client's exec - another client can neither see nor cancel it", "[daemon]") {
   daemon_process d;
   line_client a(d.socket), b(d.socket);
   a.call(1, "exec", {{"argv", {"sleep", "30.1717"}}});
@@ -496,7 +496,7 @@ TEST_CASE("a client that disconnects mid-execution has it cancelled and cleaned 
   CHECK(pid_alive(d.pid));
 }
 
-TEST_CASE("a client that never reads is disconnected; others are unaffected", "[daemon]") {
+TEST_CASE("a client that never reads is disconnected - others are unaffected", "[daemon]") {
   daemon_process d;
   line_client lazy(d.socket);
   int small = 4096;
@@ -630,7 +630,7 @@ TEST_CASE("peer credentials outside the allow list are refused", "[daemon]") {
   }
 }
 
-TEST_CASE("the socket is 0600 in a private directory; a live one is not taken over", "[daemon]") {
+TEST_CASE("the socket is 0600 in a private directory - a live one is not taken over", "[daemon]") {
   daemon_process d;
   struct stat st {};
   REQUIRE(::stat(d.socket.c_str(), &st) == 0);
@@ -652,7 +652,7 @@ TEST_CASE("the socket is 0600 in a private directory; a live one is not taken ov
   CHECK(c.reply(1)["result"]["status"] == "ok");
 }
 
-TEST_CASE("SIGTERM ends executions and removes the socket; after SIGKILL a restart sweeps and serves", "[daemon]") {
+TEST_CASE("SIGTERM ends executions and removes the socket - after SIGKILL a restart sweeps and serves", "[daemon]") {
   daemon_process d;
   {
     line_client c(d.socket);

@@ -182,7 +182,7 @@ exec_request echo(const std::string& text) { return testing::program({"/bin/echo
 
 } // namespace
 
-TEST_CASE("nodes: executions go to the least-loaded node; a SIGKILLed node fails its in-flight one, the survivor takes the rest", "[node]") {
+TEST_CASE("nodes: executions go to the least-loaded node - a SIGKILLed node fails its in-flight one, the survivor takes the rest", "[node]") {
   PKI_OR_SKIP();
   test_pki pki;
   node_process a(pki), b(pki);
@@ -324,7 +324,7 @@ TEST_CASE("nodes: a caller whose certificate another CA signed is refused, and s
   CHECK(WIFEXITED(node.stop(SIGTERM)));
 }
 
-TEST_CASE("nodes: no TCP port without mutual TLS; bad credentials are named before anything listens", "[node]") {
+TEST_CASE("nodes: no TCP port without mutual TLS - bad credentials are named before anything listens", "[node]") {
   PKI_OR_SKIP();
   test_pki pki;
   testing::temp_dir cwd{"corral-node-refuse-"};

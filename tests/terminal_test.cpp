@@ -119,7 +119,7 @@ TEST_CASE("a pty child sees the resize (SIGWINCH and stty size) on the landlock 
   CHECK(tracked_after_settling(*t.rt) == 0);
 }
 
-TEST_CASE("detach and re-attach return the scrollback; no-echo keeps input out of it", "[terminal][landlock]") {
+TEST_CASE("detach and re-attach return the scrollback - no-echo keeps input out of it", "[terminal][landlock]") {
   test_runtime t(landlock_profile(), false);
   terminal_request r;
   r.argv = {"sh"};
