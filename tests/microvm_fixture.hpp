@@ -238,6 +238,13 @@ inline on_pty run_launcher_on_pty(const std::vector<std::string>& args, const st
   return r;
 }
 
+// The three trees of a tree test: the scratch dir as /work, a source root as /src and an
+// output root as /out, ahead of the other options.
+inline void add_trees(std::vector<std::string>& args, const std::string& work, const std::string& src,
+                      const std::string& out) {
+  args.insert(args.begin(), {"--tree", "rw:/work:" + work, "--tree", "ro:/src:" + src, "--tree", "rw:/out:" + out});
+}
+
 // The options the tier would write, pointed at a stand-in VMM.
 inline std::vector<std::string> launcher_args(const std::string& vmm, std::vector<std::string> argv,
                                        std::uint64_t timeout_ms = 20'000, std::uint64_t guest_timeout_ms = 10'000) {

@@ -134,8 +134,7 @@ TEST_CASE("trees are copied in, and what the program changed in writable ones co
                                   "echo after > ../out/edit.txt; rm ../out/old.txt; rmdir ../out/olddir; "
                                   "head -c 3000000 /dev/urandom > ../out/big.bin; ln -s /etc/passwd ../out/escape; "
                                   "echo result > result.txt"});
-  args.insert(args.begin(), {"--tree", "rw:/work:" + work.path(), "--tree", "ro:/src:" + src.path(),
-                             "--tree", "rw:/out:" + out.path()});
+  add_trees(args, work.path(), src.path(), out.path());
   auto r = run_launcher(args, work.path());
   INFO(r.err);
   REQUIRE(WIFEXITED(r.status));
@@ -314,8 +313,7 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
                                "touch /src/new || echo src-new-refused; "
                                "echo made > /out/made.txt; rm /out/old.txt; echo scratch > result.txt"},
                          {});
-    args.insert(args.begin(), {"--tree", "rw:/work:" + work.path(), "--tree", "ro:/src:" + src.path(),
-                               "--tree", "rw:/out:" + out.path()});
+    add_trees(args, work.path(), src.path(), out.path());
     auto r = run_launcher(args, work.path());
     INFO(r.err);
     REQUIRE(WIFEXITED(r.status));
