@@ -363,3 +363,50 @@ TEST_CASE("nodes: TLS files without --node-listen are refused, not silently igno
   CHECK(out.find("only apply with --node-listen") != std::string::npos);
   CHECK(!testing::exists(cwd / "s.sock"));  // refused before anything listens
 }
+
+TEST_CASE("nodes: a caller that dies mid-execution has it ended on the node - the node keeps serving", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  node_process node(pki);
+  testing::temp_dir cwd{"corral-node-gone-"};
+  auto tls = pki.credentials("caller");
+  const std::string marker = "41.7171";
+  pid_t caller = ::fork();
+  REQUIRE(caller >= 0);
+  if (caller == 0) {
+    int fd = ::open((cwd / "out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 1);
+    ::dup2(fd, 2);
+    std::vector<std::string> args{CORRAL_TEST_CLI, "run", "--nodes", node.label(),
+                                  "--node-cert", tls.certificate, "--node-key", tls.key, "--node-ca", tls.ca_file,
+                                  "--", "sleep", marker};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  // The attempt ran: the node started the program for this caller.
+  bool started = eventually([&] { return !with_arg(marker).empty(); }, 20s);
+  INFO("caller output: " << slurp(cwd / "out"));
+  if (!started) reap(caller, 1ms);
+  REQUIRE(started);
+  ::kill(caller, SIGKILL);
+  reap(caller);
+
+  // Nobody can read its result now: the node ends it well before the profile's 30 s
+  // timeout, without a restart or a sweep.
+  CHECK(eventually([&] { return with_arg(marker).empty(); }, 10s));
+
+  node_pool_options o;
+  o.nodes = {node.address};
+  o.tls = tls;
+  auto pool = node_pool::connect(o);
+  REQUIRE(pool);
+  auto placed = (*pool)->exec(echo("still serving"));
+  REQUIRE(placed);
+  CHECK(placed->result.out.data == "still serving\n");
+  for (auto& s : (*pool)->status()) CHECK(s.load.running == 0);
+  pool->reset();
+  CHECK(WIFEXITED(node.stop(SIGTERM)));
+}
