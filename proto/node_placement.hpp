@@ -1,5 +1,6 @@
 // The actor behind node_pool (proto/node_pool.hpp): it knows each node's connection and
-// load, places executions and turns a lost node into errors for what was in flight there.
+// load, places executions, turns a lost node into errors for what was in flight there, and
+// tries an unreachable node again in the background until it is back.
 //
 //   (exec_atom, exec_request) -> placed_outcome
 //   (stats_atom)              -> std::vector<node_status>
@@ -13,16 +14,9 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include "proto/node_pool.hpp"
+#include "proto/node_reach.hpp"
 
 namespace corral {
-
-// One node as the pool found it at connect: a handle, or why there is none.
-struct placement_node {
-  node_address address;
-  caf::actor handle;        // null: unavailable from the start
-  std::string reason;       // why it is unavailable
-  node_load load;
-};
 
 struct placed_outcome {
   bool ok = false;
@@ -31,7 +25,7 @@ struct placed_outcome {
 };
 
 caf::actor spawn_node_placement(caf::actor_system& sys, std::vector<placement_node> nodes,
-                                std::chrono::milliseconds load_ttl);
+                                std::chrono::milliseconds load_ttl, reconnect_policy reconnect);
 
 } // namespace corral
 

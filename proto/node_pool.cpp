@@ -1,7 +1,6 @@
 #include "proto/node_pool.hpp"
 
 #include <caf/all.hpp>
-#include <caf/openssl/remote_actor.hpp>
 
 #include "actors/atoms.hpp"
 #include "actors/execution_messages.hpp"
@@ -24,28 +23,6 @@ expected<placed_result> unwrap(placed_outcome& o) {
   return std::move(o.placed);
 }
 
-// Reaches one node: the TLS handshake (both certificates checked), then its first load
-// report, which also carries the boundary it runs executions in.
-placement_node reach(caf::actor_system& sys, const node_address& address) {
-  placement_node n;
-  n.address = address;
-  auto handle = caf::openssl::remote_actor(sys, address.host, address.port);
-  if (!handle) {
-    n.reason = "cannot connect over TLS: " + sys.render(handle.error()) +
-               " (is the node listening, and do both certificates come from the same CA?)";
-    return n;
-  }
-  caf::scoped_actor self{sys};
-  self->request(*handle, std::chrono::seconds(10), load_atom::value)
-      .receive(
-          [&](node_load& load) {
-            n.load = std::move(load);
-            n.handle = *handle;
-          },
-          [&](caf::error& e) { n.reason = "no load report: " + sys.render(e); });
-  return n;
-}
-
 } // namespace
 
 expected<std::unique_ptr<node_pool>> node_pool::connect(node_pool_options options) {
@@ -57,8 +34,8 @@ expected<std::unique_ptr<node_pool>> node_pool::connect(node_pool_options option
   configure_node_network(*p->cfg, options.tls);
   p->sys = std::make_unique<caf::actor_system>(*p->cfg);
   std::vector<placement_node> nodes;
-  for (auto& address : options.nodes) nodes.push_back(reach(*p->sys, address));
-  p->placement = spawn_node_placement(*p->sys, std::move(nodes), options.load_ttl);
+  for (auto& address : options.nodes) nodes.push_back(reach_node(*p->sys, address));
+  p->placement = spawn_node_placement(*p->sys, std::move(nodes), options.load_ttl, options.reconnect);
   return std::unique_ptr<node_pool>(new node_pool(std::move(p)));
 }
 

@@ -11,7 +11,9 @@
 // Failover: a node whose connection drops (CAF down message, or no heartbeat for the
 // middleman's connection timeout) takes no new executions. One that was in flight there
 // fails with a clear error and is not retried elsewhere: it may have run, and running
-// untrusted code twice is not a retry a caller expects. A lost node is not reconnected.
+// untrusted code twice is not a retry a caller expects. The pool keeps trying a lost node
+// (or one it could not reach at connect) in the background, and places work there again
+// once it answers: a restarted node rejoins.
 #pragma once
 
 #include <chrono>
@@ -30,10 +32,19 @@
 
 namespace corral {
 
+// How a node that cannot be reached (lost, or down from the start) is tried again in the
+// background: after `first`, then twice as long each time, up to `max`. A zero `first`
+// never tries again.
+struct reconnect_policy {
+  std::chrono::milliseconds first{1000};
+  std::chrono::milliseconds max{30000};
+};
+
 struct node_pool_options {
   std::vector<node_address> nodes;
   node_tls tls;
   std::chrono::milliseconds load_ttl{250};
+  reconnect_policy reconnect;
 };
 
 // Where an execution ran and in which boundary: the result's tier and isolation, and the

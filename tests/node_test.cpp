@@ -9,8 +9,10 @@
 #include <fcntl.h>
 #include <fstream>
 #include <future>
+#include <netinet/in.h>
 #include <set>
 #include <sstream>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "proto/node_pool.hpp"
+#include "proto/node_reach.hpp"
 #include "proto/tls_error_queue.hpp"
 #include "tests/runtime_fixture.hpp"
 
@@ -109,19 +112,25 @@ struct test_pki {
 // One `corral serve --node-listen 127.0.0.1:0` process, the bound port read from its stderr.
 struct node_process {
   testing::temp_dir dir{"corral-node-"};
+  node_tls tls;
   pid_t pid = -1;
   node_address address;
+  int launches = 0;
 
-  explicit node_process(const test_pki& pki) {
-    auto tls = pki.credentials("node");
+  explicit node_process(const test_pki& pki) : tls(pki.credentials("node")) { launch(0); }
+
+  // Starts `corral serve` on `port` (0: any free one) and this node's state dir, so a
+  // restart sweeps what the killed process left, as it would on a real machine.
+  void launch(std::uint16_t port) {
+    auto log_file = dir / ("stderr-" + std::to_string(++launches) + ".log");  // never an earlier run's
     std::vector<std::string> args{CORRAL_TEST_CLI, "serve",        "--socket",    dir / "corral.sock",
-                                  "--state-dir",   dir / "state",  "--node-listen", "127.0.0.1:0",
+                                  "--state-dir",   dir / "state",  "--node-listen", "127.0.0.1:" + std::to_string(port),
                                   "--node-cert",   tls.certificate, "--node-key",  tls.key,
                                   "--node-ca",     tls.ca_file};
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      int fd = ::open((dir / "stderr.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      int fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       ::dup2(fd, 2);
       ::chdir(dir.path().c_str());
       ::unsetenv("CORRAL_ALLOW_HOST");
@@ -136,7 +145,7 @@ struct node_process {
     std::string log;
     std::size_t at = std::string::npos;
     bool up = eventually([&] {
-      log = slurp(dir / "stderr.log");
+      log = slurp(log_file);
       at = log.find(announced);
       return at != std::string::npos && log.find('\n', at) != std::string::npos;
     }, 20s);
@@ -409,4 +418,111 @@ TEST_CASE("nodes: a caller that dies mid-execution has it ended on the node - th
   for (auto& s : (*pool)->status()) CHECK(s.load.running == 0);
   pool->reset();
   CHECK(WIFEXITED(node.stop(SIGTERM)));
+}
+
+TEST_CASE("nodes: a node down at connect, or lost later, rejoins the pool when it is back on its address", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  node_process a(pki), b(pki);
+  CHECK(WIFEXITED(b.stop(SIGTERM)));  // b's address is known, and nothing listens there
+
+  node_pool_options o;
+  o.nodes = {a.address, b.address};
+  o.tls = pki.credentials("caller");
+  o.reconnect = {200ms, 1s};
+  auto pool = node_pool::connect(o);
+  REQUIRE(pool);
+  auto status_of = [&](const node_process& n) {
+    for (auto& s : (*pool)->status())
+      if (s.node == n.label()) return s;
+    FAIL("no status for " << n.label());
+    return node_status{};
+  };
+  auto runs_on_both = [&] {
+    std::set<std::string> used;
+    for (int i = 0; i < 6; ++i) {
+      auto placed = (*pool)->exec(echo("spread " + std::to_string(i)));
+      INFO((placed ? "" : placed.error().describe()));
+      REQUIRE(placed);
+      CHECK(placed->result.out.data == "spread " + std::to_string(i) + "\n");
+      used.insert(placed->node);
+    }
+    return used == std::set<std::string>{a.label(), b.label()};
+  };
+
+  // Down from the start: unavailable with the reason, tried again in the background
+  // (the attempt ran, and failed), and work goes to the node that is up.
+  auto down = status_of(b);
+  INFO(down.unavailable_reason);
+  CHECK(!down.available);
+  CHECK(down.unavailable_reason.find("cannot reach") != std::string::npos);
+  CHECK(eventually([&] { return status_of(b).unavailable_reason.find("tried again") != std::string::npos; }, 10s));
+  auto placed = (*pool)->exec(echo("while b is down"));
+  REQUIRE(placed);
+  CHECK(placed->node == a.label());
+
+  // b comes up on its address: the pool finds it without being told, and uses it.
+  b.launch(b.address.port);
+  CHECK(eventually([&] { return status_of(b).available; }, 15s));
+  CHECK(runs_on_both());
+
+  // a is killed and restarted: lost in between, back afterwards.
+  auto a_port = a.address.port;
+  a.stop(SIGKILL);
+  CHECK(eventually([&] { return !status_of(a).available; }, 15s));
+  CHECK(status_of(a).unavailable_reason.find("lost") != std::string::npos);
+  placed = (*pool)->exec(echo("while a is down"));
+  REQUIRE(placed);
+  CHECK(placed->node == b.label());
+  a.launch(a_port);
+  CHECK(eventually([&] { return status_of(a).available; }, 15s));
+  CHECK(runs_on_both());
+
+  pool->reset();
+  CHECK(WIFEXITED(a.stop(SIGTERM)));
+  CHECK(WIFEXITED(b.stop(SIGTERM)));
+}
+
+TEST_CASE("nodes: an address that never answers is reported within the probe's bound", "[node]") {
+  // A listener whose accept queue is full drops new SYNs, as a host behind a firewall
+  // that drops packets would: a connect there waits for the kernel's retries.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  REQUIRE(::listen(listener, 0) == 0);
+  socklen_t len = sizeof sa;
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&sa), &len) == 0);
+  node_address silent{"127.0.0.1", ntohs(sa.sin_port)};
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {  // fill the queue; later ones hang in SYN_SENT
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa);
+    fillers.push_back(fd);
+  }
+  ::usleep(100'000);
+
+  auto began = std::chrono::steady_clock::now();
+  auto why = probe_tcp(silent, 300ms);
+  auto took = std::chrono::steady_clock::now() - began;
+  INFO(why);
+  CHECK(why.find("no answer within 300 ms") != std::string::npos);
+  CHECK(took < 5s);  // a bound, not a performance figure: without the probe it is minutes
+
+  node_address refused{"127.0.0.1", 0};
+  int closed = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // a port that was bound, then closed
+  sockaddr_in any{};
+  any.sin_family = AF_INET;
+  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(closed, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0);
+  len = sizeof any;
+  REQUIRE(::getsockname(closed, reinterpret_cast<sockaddr*>(&any), &len) == 0);
+  refused.port = ntohs(any.sin_port);
+  ::close(closed);
+  CHECK(probe_tcp(refused, 300ms).find("refused") != std::string::npos);
+
+  for (int fd : fillers) ::close(fd);
+  ::close(listener);
 }
