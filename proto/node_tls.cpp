@@ -2,6 +2,12 @@
 
 #include <chrono>
 #include <memory>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <optional>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <caf/io/middleman.hpp>
@@ -30,6 +36,7 @@ std::string openssl_error() {
 
 int passphrase_callback(char* buf, int size, int, void* user) {
   const auto* pass = static_cast<const std::string*>(user);
+  if (pass->empty()) return -1;  // OpenSSL's default would ask on the terminal
   int n = static_cast<int>(std::min<std::size_t>(pass->size(), static_cast<std::size_t>(size)));
   std::copy_n(pass->data(), n, buf);
   return n;
@@ -51,20 +58,53 @@ status check_node_tls(const node_tls& tls) {
   }
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
   if (!ctx) return make_failure(failure_kind::internal, "SSL_CTX_new: " + openssl_error());
-  if (!tls.passphrase.empty()) {
-    SSL_CTX_set_default_passwd_cb(ctx.get(), passphrase_callback);
-    SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&tls.passphrase));
-  }
+  SSL_CTX_set_default_passwd_cb(ctx.get(), passphrase_callback);
+  SSL_CTX_set_default_passwd_cb_userdata(ctx.get(), const_cast<std::string*>(&tls.passphrase));
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.certificate.c_str()) != 1)
     return tls_failure("the certificate " + tls.certificate + " does not load: " + openssl_error());
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1)
     return tls_failure("the key " + tls.key + " does not load or does not belong to the certificate " +
-                       tls.certificate + ": " + openssl_error());
+                       tls.certificate + (tls.passphrase.empty()
+                                              ? " (an encrypted key needs --node-key-passphrase-file)"
+                                              : " (or the passphrase is not the key's)") +
+                       ": " + openssl_error());
   if (SSL_CTX_check_private_key(ctx.get()) != 1)
     return tls_failure("the key " + tls.key + " does not belong to the certificate " + tls.certificate);
   if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca_file.c_str(), nullptr) != 1)
     return tls_failure("the CA file " + tls.ca_file + " does not load: " + openssl_error());
   return ok();
+}
+
+expected<std::string> read_passphrase_file(const std::string& path) {
+  auto refuse = [&](const std::string& why) {
+    return make_failure(failure_kind::config_error, "the passphrase file " + path + " " + why);
+  };
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return refuse(std::string("cannot be opened: ") + std::strerror(errno));
+  struct stat st {};
+  std::string text;
+  std::optional<failure> bad;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    bad = refuse("is not a regular file");
+  } else if (st.st_mode & 077) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    bad = refuse(std::string("can be read or written by other users (mode ") + mode + "): chmod 600 it");
+  } else {
+    char buf[4097];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= 4096) text.append(buf, static_cast<std::size_t>(n));
+    if (n < 0) bad = refuse(std::string("cannot be read: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  if (bad) return *bad;
+  if (text.size() > 4096) return refuse("is longer than 4 KiB");
+  if (!text.empty() && text.back() == '\n') text.pop_back();
+  if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.empty()) return refuse("is empty");
+  if (text.find('\0') != std::string::npos || text.find('\n') != std::string::npos)
+    return refuse("holds a NUL byte or more than one line");
+  return text;
 }
 
 void configure_node_network(caf::actor_system_config& cfg, const node_tls& tls) {

@@ -17,11 +17,18 @@ struct node_tls {
   std::string certificate;  // PEM: this end's certificate (chain)
   std::string key;          // PEM: its private key
   std::string ca_file;      // PEM: the CA the peer's certificate must chain to
-  std::string passphrase;   // of an encrypted key, else empty
+  std::string passphrase;   // of an encrypted key, else empty (read_passphrase_file)
 };
 
-// All three files set, readable, a certificate that matches its key, and a CA file that
-// loads. CAF's OpenSSL module would only find a bad file at the first connection, on its
+// The passphrase of an encrypted key, from a file only its owner can read (a passphrase
+// on the command line would show in every user's `ps`). One line; a trailing newline is
+// not part of it. Refused: a file group or others can read or write, a symlink, an empty
+// passphrase, a NUL byte, more than 4 KiB.
+expected<std::string> read_passphrase_file(const std::string& path);
+
+// All three files set, readable, a certificate that matches its key (decrypted with the
+// passphrase, if one is set; an encrypted key without one is named, never prompted for on
+// a terminal), and a CA file that loads. CAF's OpenSSL module would only find a bad file at the first connection, on its
 // I/O thread, where the error ends the process: check first and name the file.
 status check_node_tls(const node_tls& tls);
 

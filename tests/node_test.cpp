@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -525,4 +526,93 @@ TEST_CASE("nodes: an address that never answers is reported within the probe's b
 
   for (int fd : fillers) ::close(fd);
   ::close(listener);
+}
+
+TEST_CASE("nodes: an encrypted key opens with its passphrase from a private file - without one the key is named", "[node]") {
+  PKI_OR_SKIP();
+  test_pki pki;
+  auto write_secret = [&](const std::string& name, const std::string& text, mode_t mode) {
+    auto path = pki.dir / name;
+    std::ofstream(path) << text;
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+    return path;
+  };
+  auto pass = write_secret("pass", "correct horse\n", 0600);
+  pki.openssl("pkey -in node.key -aes256 -passout file:pass -out node-enc.key");
+  pki.openssl("pkey -in caller.key -aes256 -passout file:pass -out caller-enc.key");
+
+  // The file: owner-only, one line, the newline not part of it.
+  auto read = read_passphrase_file(pass);
+  REQUIRE(read);
+  CHECK(*read == "correct horse");
+  auto shared = read_passphrase_file(write_secret("shared", "correct horse\n", 0640));
+  REQUIRE(!shared);
+  CHECK(shared.error().message.find("mode 0640") != std::string::npos);
+  CHECK(shared.error().message.find("chmod 600") != std::string::npos);
+  CHECK(!read_passphrase_file(write_secret("empty", "\n", 0600)));
+  CHECK(!read_passphrase_file(write_secret("nul", std::string("a\0b", 3), 0600)));
+  CHECK(!read_passphrase_file(write_secret("long", std::string(5000, 'x'), 0600)));
+  REQUIRE(::symlink(pass.c_str(), (pki.dir / "link").c_str()) == 0);
+  CHECK(!read_passphrase_file(pki.dir / "link"));
+  CHECK(!read_passphrase_file(pki.dir / "missing"));
+
+  // The key: without its passphrase it is named, not prompted for on a terminal; with a
+  // wrong one it is refused; with the right one it loads.
+  auto tls = pki.credentials("node");
+  tls.key = pki.dir / "node-enc.key";
+  auto without = check_node_tls(tls);
+  REQUIRE(!without);
+  CHECK(without.error().message.find("--node-key-passphrase-file") != std::string::npos);
+  tls.passphrase = "wrong horse";
+  auto wrong = check_node_tls(tls);
+  REQUIRE(!wrong);
+  CHECK(wrong.error().message.find("passphrase is not the key's") != std::string::npos);
+  tls.passphrase = "correct horse";
+  CHECK(check_node_tls(tls));
+
+  // Both ends with encrypted keys, through the CLI: a node serves, a caller runs on it.
+  testing::temp_dir cwd{"corral-node-enc-"};
+  auto cert = pki.credentials("node");
+  std::vector<std::string> serve{CORRAL_TEST_CLI, "serve", "--socket", cwd / "s.sock", "--state-dir", cwd / "state",
+                                 "--node-listen", "127.0.0.1:0", "--node-cert", cert.certificate, "--node-key",
+                                 pki.dir / "node-enc.key", "--node-key-passphrase-file", pass, "--node-ca", cert.ca_file};
+  pid_t node = ::fork();
+  REQUIRE(node >= 0);
+  if (node == 0) {
+    int fd = ::open((cwd / "serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : serve) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  const std::string announced = "node listening on 127.0.0.1:";
+  std::string log;
+  bool up = eventually([&] {
+    log = slurp(cwd / "serve.log");
+    return log.find(announced) != std::string::npos && log.find('\n', log.find(announced)) != std::string::npos;
+  }, 20s);
+  INFO("serve: " << log);
+  if (!up) reap(node, 1ms);
+  REQUIRE(up);
+  auto port = log.substr(log.find(announced) + announced.size());
+  port = port.substr(0, port.find('\n'));
+  auto caller = pki.credentials("caller");
+  int code = run_program({CORRAL_TEST_CLI, "run", "--nodes", "127.0.0.1:" + port, "--node-cert", caller.certificate,
+                          "--node-key", pki.dir / "caller-enc.key", "--node-key-passphrase-file", pass, "--node-ca",
+                          caller.ca_file, "--", "/bin/echo", "encrypted both ways"},
+                         cwd / "out", cwd.path());
+  auto out = slurp(cwd / "out");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("encrypted both ways") != std::string::npos);
+  ::kill(node, SIGTERM);
+  CHECK(WIFEXITED(reap(node)));
+
+  // Without --nodes the node flags are refused, not ignored.
+  code = run_program({CORRAL_TEST_CLI, "run", "--node-cert", caller.certificate, "--", "/bin/true"}, cwd / "out",
+                     cwd.path());
+  CHECK(code == 125);
+  CHECK(slurp(cwd / "out").find("only apply with --nodes") != std::string::npos);
 }

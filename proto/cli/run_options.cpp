@@ -33,6 +33,7 @@ options:
                     (mutual TLS: needs --node-cert, --node-key and --node-ca; --json adds
                     "node" and the node's "node_descriptor")
   --node-cert PEM --node-key PEM --node-ca PEM   this caller's certificate, key and the CA
+  --node-key-passphrase-file FILE   the key's passphrase, if it is encrypted (a 0600 file)
   --json            print the whole result as one JSON object
   -v                debug logging on stderr
 
@@ -93,7 +94,11 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     } else if (a == "--node-cert" && (v = value(a))) o.node_credentials.certificate = *v;
     else if (a == "--node-key" && (v = value(a))) o.node_credentials.key = *v;
     else if (a == "--node-ca" && (v = value(a))) o.node_credentials.ca_file = *v;
-    else if (a == "--timeout" && (v = value(a))) {
+    else if (a == "--node-key-passphrase-file" && (v = value(a))) {
+      auto passphrase = read_passphrase_file(*v);
+      if (!passphrase) return passphrase.error();
+      o.node_credentials.passphrase = std::move(*passphrase);
+    }    else if (a == "--timeout" && (v = value(a))) {
       char* end = nullptr;
       double s = std::strtod(v->c_str(), &end);
       if (end == v->c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e7)
@@ -123,6 +128,10 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
   if (!o.nodes.empty() && !o.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
+  const auto& tls = o.node_credentials;
+  if (o.nodes.empty() && (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty() || !tls.passphrase.empty()))
+    return make_failure(failure_kind::invalid_request,
+                        "--node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --nodes");
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
   if (!lang_given) o.request.language = "argv";

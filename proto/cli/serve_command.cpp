@@ -13,7 +13,8 @@ namespace {
 
 const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
                     [--config FILE] [--allow-host] [--state-dir DIR] [-v]
-                    [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM]
+                    [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM
+                     [--node-key-passphrase-file FILE]]
 
 Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
 with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: executions are terminated,
@@ -40,7 +41,9 @@ as a node for other machines (corral run --nodes; see proto/PROTOCOL.md, "Nodes"
                   below are required, and a peer whose certificate does not chain to
                   --node-ca is refused during the handshake
   --node-cert PEM this node's certificate
-  --node-key PEM  its private key (unencrypted)
+  --node-key PEM  its private key
+  --node-key-passphrase-file FILE  the key's passphrase, when it is encrypted: one line
+                  in a file only this user can read (mode 0600 or stricter)
   --node-ca PEM   the CA that signs every node and every caller, and nothing else
 )";
 
@@ -90,6 +93,13 @@ int serve_command(const std::vector<std::string>& args) {
       options.node_credentials.key = args[++i];
     } else if (a == "--node-ca" && has_value) {
       options.node_credentials.ca_file = args[++i];
+    } else if (a == "--node-key-passphrase-file" && has_value) {
+      auto passphrase = read_passphrase_file(args[++i]);
+      if (!passphrase) {
+        std::cerr << "corral serve: " << passphrase.error().describe() << "\n";
+        return kExitRefused;
+      }
+      options.node_credentials.passphrase = std::move(*passphrase);
     } else if (a == "--allow-host") {
       allow_host = true;
     } else if (a == "-v" || a == "--verbose") {
@@ -102,8 +112,9 @@ int serve_command(const std::vector<std::string>& args) {
   // Without a listener the files would be ignored, and an operator who forgot --node-listen
   // would believe the machine serves other nodes.
   const auto& tls = options.node_credentials;
-  if (!options.node_listen && (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty())) {
-    std::cerr << "corral serve: --node-cert, --node-key and --node-ca only apply with --node-listen HOST:PORT; "
+  if (!options.node_listen &&
+      (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty() || !tls.passphrase.empty())) {
+    std::cerr << "corral serve: --node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --node-listen HOST:PORT; "
                  "add it to serve other machines, or drop them\n";
     return kExitRefused;
   }
