@@ -131,12 +131,13 @@ inline launched run_launcher(const std::vector<std::string>& args, const std::st
 // boot the guest, TCG can (slowly). The wrapper rewrites the tier's argv for TCG, which
 // has no kvm-clock and cannot calibrate the TSC without a PIT reference, hence the fixed
 // frequency. It records QEMU's pid so the test can check it is gone afterwards.
-inline std::string tcg_vmm(const temp_dir& dir, const std::string& pidfile) {
+// `more_cases` adds shell case arms that rewrite further arguments.
+inline std::string tcg_vmm(const temp_dir& dir, const std::string& pidfile, const std::string& more_cases = "") {
   return script(dir, "qemu-tcg",
                 "echo $$ > '" + pidfile + "'\n"
                 "for a in \"$@\"; do\n"
                 "  shift\n"
-                "  case \"$a\" in\n"
+                "  case \"$a\" in\n" + more_cases +
                 "    -enable-kvm) set -- \"$@\" -accel tcg ;;\n"
                 "    host,-arch-capabilities,-cx16) set -- \"$@\" max ;;\n"
                 "    console=ttyS0*) set -- \"$@\" \"$a tsc_early_khz=2000000 lpj=4000000\" ;;\n"

@@ -326,6 +326,35 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
     CHECK_FALSE(exists(out / "old.txt"));
     CHECK(read_text(work / "result.txt") == "scratch\n");
   }
+  SECTION("8 MiB of output and 1 MiB of binary stdin pass whole through the virtio channel") {
+    std::string input;
+    for (int i = 0; i < (1 << 20); ++i) input += static_cast<char>((i * 7 + i / 256) & 0xff);
+    guest_request limits;
+    limits.memory_bytes = 64 * kMiB;
+    auto r = run_launcher(tcg_args(vmm, {"/bin/sh", "-c", "cat; head -c 8388608 /dev/zero | tr -c x x"}, limits),
+                          work.path(), input);
+    INFO(r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+    REQUIRE(r.out.size() == input.size() + (8u << 20));
+    CHECK(r.out.compare(0, input.size(), input) == 0);
+    CHECK(r.out.find_first_not_of('x', input.size()) == std::string::npos);
+  }
+  SECTION("the program can neither open the agent's channel nor write to the console") {
+    auto r = run_launcher(tcg_args(vmm, {"/bin/sh", "-c",
+                                         "cat /sys/class/virtio-ports/*/name; for d in /dev/vport*; do echo try $d; "
+                                         "echo forged > $d && echo opened $d; done; "
+                                         "echo forged > /dev/ttyS0 && echo console-written; exit 0"},
+                                  {}),
+                          work.path());
+    INFO(r.out << r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 0);
+    CHECK(r.out.find("corral\ntry /dev/vport") == 0);  // the attempt ran, on the real port
+    CHECK(r.out.find("opened") == std::string::npos);
+    CHECK(r.out.find("console-written") == std::string::npos);
+    CHECK(r.err.find("Permission denied") != std::string::npos);
+  }
   SECTION("python3 and its standard library are in the image") {
     // run_launcher quotes each argument in '…' for its shell: the code uses "…" only.
     auto r = run_launcher(tcg_args(vmm, {"python3", "-c",
@@ -369,6 +398,17 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
     REQUIRE(WIFEXITED(r.status));
     CHECK(WEXITSTATUS(r.status) == 124);
     CHECK(r.err.find("at its timeout") != std::string::npos);
+  }
+  SECTION("an agent that finds no channel says so on the serial console, and the launcher shows it") {
+    // The VMM offers the port under another name: the agent waits for its own, then
+    // reports on the console and powers off.
+    auto renamed = tcg_vmm(dir, qemu_pid, "    virtserialport,*) set -- \"$@\" virtserialport,chardev=agent,name=other ;;\n");
+    auto r = run_launcher(tcg_args(renamed, {"/bin/true"}, {}), work.path());
+    INFO(r.err);
+    REQUIRE(WIFEXITED(r.status));
+    CHECK(WEXITSTATUS(r.status) == 125);
+    CHECK(r.err.find("the VM stopped before the guest agent started") != std::string::npos);
+    CHECK(r.err.find("the guest printed: corral-microvm-agent: no virtio-serial port named 'corral'") != std::string::npos);
   }
   // Whatever happened, QEMU is gone once the launcher has exited.
   long pid = read_pid(qemu_pid);

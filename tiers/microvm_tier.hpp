@@ -1,7 +1,7 @@
 // The microvm tier: every execution in its own throwaway VM (QEMU's microvm machine on
 // KVM) booting Debian's kernel and our initramfs, whose /init is the guest agent
 // (tiers/microvm/). The launch plan runs the host-side launcher corral-microvm through the
-// exec helper in host mode: the launcher speaks to the agent over the VM's serial port and
+// exec helper in host mode: the launcher speaks to the agent over a virtio-serial port and
 // gives the runtime ordinary stdout, stderr and an exit status, so collectors, timeout and
 // result work as on every tier. The VM has no network device at all.
 //

@@ -1,11 +1,12 @@
-// corral-microvm-agent: the guest's /init. It takes over the first serial port, receives
-// one request from the launcher, runs it in a cgroup holding the request's limits, streams
+// corral-microvm-agent: the guest's /init. It opens its channel (a virtio-serial port, see
+// guest_channel.hpp), receives one request from the launcher, runs it in a cgroup holding the request's limits, streams
 // its output back in frames, reports how it ended and powers the VM off.
 //
 // It is PID 1: if it ever returned, the guest kernel would panic, so every path ends in
 // power_off(). It is linked statically because the initramfs has no dynamic loader of
 // its own beyond what busybox needs (busybox-static needs none either).
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -18,11 +19,11 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "tiers/microvm/guest_cgroup.hpp"
+#include "tiers/microvm/guest_channel.hpp"
 #include "tiers/microvm/guest_protocol.hpp"
 #include "tiers/microvm/guest_trees.hpp"
 
@@ -30,7 +31,10 @@ using namespace corral;
 
 namespace {
 
-constexpr const char* kChannel = "/dev/ttyS0";
+// The serial console: where a boot that fails before the channel opens is explained (the
+// launcher shows what the guest printed there).
+constexpr const char* kConsole = "/dev/ttyS0";
+constexpr std::chrono::seconds kChannelBound{20};
 // Stop reading stdin from the channel while this much waits for the program to take it:
 // the launcher and QEMU then hold the rest, so a program that never reads stdin cannot
 // make the agent buffer without bound.
@@ -38,16 +42,17 @@ constexpr std::size_t kMaxPendingInput = 256 * 1024;
 
 constexpr uid_t kNobody = 65534;
 
-// The channel: the serial port, both ways, in the guest. Run by hand outside a VM with
+// The channel: the virtio port, both ways, in the guest. Run by hand outside a VM with
 // --channel-stdio (the launcher tests do, through a stand-in VMM), it is stdin/stdout and
 // nothing of the guest's own setup (mounts, cgroup, power-off) happens.
 int channel = -1;
 int channel_out = -1;
+int console = -1;
 bool in_guest = true;
 
 [[noreturn]] void power_off() {
   if (!in_guest) ::_exit(0);
-  if (channel >= 0) ::tcdrain(channel);
+  // Nothing to drain: a write to a virtio port returns once the host has taken the bytes.
   ::sync();
   ::reboot(RB_POWER_OFF);
   // Power-off failed (no ACPI?): with -no-reboot a reset ends QEMU as well.
@@ -68,7 +73,11 @@ void write_all(int fd, const std::string& bytes) {
 void send(frame_type type, const std::string& payload = "") { write_all(channel_out, encode_frame(type, payload)); }
 
 [[noreturn]] void fatal(const std::string& why) {
-  send(frame_type::fatal, why);
+  if (channel_out >= 0) {
+    send(frame_type::fatal, why);
+  } else if (console >= 0) {
+    write_all(console, "corral-microvm-agent: " + why + "\n");
+  }
   power_off();
 }
 
@@ -87,15 +96,10 @@ void mount_basics() {
   };
   for (auto& s : steps) {
     ::mkdir(s.target, 0755);
-    if (::mount(s.type, s.target, s.type, MS_NOSUID, s.data) < 0 && errno != EBUSY) {
-      // Nothing to report to yet for /dev: the channel lives there.
-      if (channel >= 0) fatal(errno_text(std::string("mount ") + s.type + " on " + s.target));
-      ::reboot(RB_POWER_OFF);
-    }
-    if (std::strcmp(s.target, "/dev") == 0) {
-      channel = channel_out = ::open(kChannel, O_RDWR | O_NOCTTY | O_CLOEXEC);
-      if (channel < 0) ::reboot(RB_POWER_OFF);
-    }
+    // Without /dev there is no console to report to, and fatal() only powers off.
+    if (::mount(s.type, s.target, s.type, MS_NOSUID, s.data) < 0 && errno != EBUSY)
+      fatal(errno_text(std::string("mount ") + s.type + " on " + s.target));
+    if (std::strcmp(s.target, "/dev") == 0) console = ::open(kConsole, O_WRONLY | O_NOCTTY | O_CLOEXEC);
   }
 }
 
@@ -104,15 +108,6 @@ void mount_basics() {
 void mount_devpts() {
   ::mkdir("/dev/pts", 0755);
   ::mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "mode=0620,ptmxmode=0666");
-}
-
-void make_channel_raw() {
-  termios t{};
-  if (::tcgetattr(channel, &t) < 0) fatal(errno_text("tcgetattr on the channel"));
-  ::cfmakeraw(&t);  // 8-bit clean: no echo, no CR/LF translation, no flow-control bytes
-  ::cfsetispeed(&t, B115200);
-  ::cfsetospeed(&t, B115200);
-  if (::tcsetattr(channel, TCSANOW, &t) < 0) fatal(errno_text("tcsetattr on the channel"));
 }
 
 // Reads frames from the channel until one arrives (blocking).
@@ -189,7 +184,7 @@ pid_t start_program(const guest_request& r, const std::string& cgroup_procs, chi
       if (fd < 0 || ::ioctl(fd, TIOCSCTTY, 0) < 0) _exit(126);
       in[0] = out[1] = err[1] = fd;
     }
-    // The program runs as nobody: only root (the agent) can open the serial channel, so
+    // The program runs as nobody: only root (the agent) can open the channel port, so
     // the program cannot forge frames or talk to the launcher behind the agent's back.
     if (in_guest && (::setgroups(0, nullptr) < 0 || ::setgid(kNobody) < 0 || ::setuid(kNobody) < 0))
       _exit(126);
@@ -371,7 +366,9 @@ int main(int argc, char** argv) {
   } else {
     mount_basics();
     mount_devpts();
-    make_channel_raw();
+    auto opened = microvm_guest::open_channel(kChannelBound);
+    if (!opened) fatal(opened.error().message);
+    channel = channel_out = *opened;
   }
   write_all(channel_out, kAgentMarker);
   send(frame_type::ready);

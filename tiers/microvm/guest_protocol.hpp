@@ -1,10 +1,10 @@
 // The wire protocol between corral-microvm (the host-side launcher) and the guest agent
-// (the VM's /init), carried over the guest's first serial port.
+// (the VM's /init), carried over a virtio-serial port named kChannelPortName (QEMU's
+// stdin/stdout on the host; stdin/stdout with the agent's --channel-stdio).
 //
-// The serial line is a plain byte stream, so everything is framed: one type byte, a
+// The port is a plain byte stream, so everything is framed: one type byte, a
 // little-endian u32 payload length, the payload. Before its first frame the agent writes
-// kAgentMarker once, so the launcher can skip whatever the firmware or kernel printed on
-// the port before the agent took it over.
+// kAgentMarker once, so the launcher can skip anything that came before it.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,7 @@
 namespace corral {
 
 inline constexpr char kAgentMarker[] = "\n#corral-agent-v1#\n";
+inline constexpr char kChannelPortName[] = "corral";
 // A frame's payload is at most this: big enough for a request with a large environment,
 // small enough that a corrupt length cannot make either side allocate without bound.
 inline constexpr std::uint32_t kMaxFramePayload = 16u << 20;
@@ -66,7 +67,7 @@ struct guest_file {
   std::string content;     // a file's bytes, or a symlink's target
 };
 
-// Copy-in bounds: the whole request is one frame, and every byte crosses the serial port.
+// Copy-in bounds: the whole request is one frame, and every byte is held in the guest's RAM.
 inline constexpr std::size_t kMaxTreeEntries = 4096;
 inline constexpr std::uint64_t kMaxTreeBytes = 12ull << 20;
 // A `written` frame carries at most this much of a file.

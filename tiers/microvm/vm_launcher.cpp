@@ -1,7 +1,7 @@
 // corral-microvm: the host side of one micro-VM execution. The microvm tier's launch plan
 // runs it (through the exec helper in host mode, so the runtime's collectors, timeout and
 // result path apply unchanged): it starts QEMU with the guest kernel and initramfs, sends
-// the request over the serial channel, turns the agent's frames back into stdout, stderr
+// the request over the channel (a virtio-serial port), turns the agent's frames back into stdout, stderr
 // and an exit status, and makes sure QEMU is gone before it exits.
 //
 // Exit status: the program's own; the same signal re-raised when a signal ended it (an
@@ -82,9 +82,11 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_guest) {
-  int in[2], out[2];
-  if (::pipe2(in, O_CLOEXEC) < 0 || ::pipe2(out, O_CLOEXEC) < 0) finish(kRefused, std::string("pipe2: ") + std::strerror(errno));
+// QEMU with the channel on its stdin/stdout and the guest's serial console on fd 3.
+pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_guest, int& console) {
+  int in[2], out[2], con[2];
+  if (::pipe2(in, O_CLOEXEC) < 0 || ::pipe2(out, O_CLOEXEC) < 0 || ::pipe2(con, O_CLOEXEC) < 0)
+    finish(kRefused, std::string("pipe2: ") + std::strerror(errno));
   std::vector<char*> args;
   for (auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -96,6 +98,7 @@ pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_g
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::dup2(in[0], 0);
     ::dup2(out[1], 1);
+    ::dup2(con[1], 3);
     // QEMU runs on the host: it must never see the program's environment (LD_PRELOAD from
     // a request would load into the VMM), only a fixed PATH.
     char path[] = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -107,8 +110,11 @@ pid_t start_vmm(const std::vector<std::string>& argv, int& to_guest, int& from_g
   }
   ::close(in[0]);
   ::close(out[1]);
+  ::close(con[1]);
   to_guest = in[1];
   from_guest = out[0];
+  console = con[0];
+  ::fcntl(console, F_SETFL, O_NONBLOCK);  // never waits on a writer that lingers
   ::fcntl(to_guest, F_SETFL, O_NONBLOCK);
   return pid;
 }
@@ -167,17 +173,25 @@ int main(int argc, char** argv) {
     terminal_raw = true;
   }
   std::uint64_t deadline = o.timeout_ms ? now_ms() + o.timeout_ms : 0;
-  int to_guest = -1, from_guest = -1;
-  vmm_pid = start_vmm(vmm_argv(o), to_guest, from_guest);
+  int to_guest = -1, from_guest = -1, console = -1;
+  vmm_pid = start_vmm(vmm_argv(o), to_guest, from_guest, console);
 
-  std::string boot_text;  // until the marker
+  std::string boot_text;     // the channel until the marker
+  std::string console_text;  // the serial console's last kBootTextKept bytes
+  // What explains a VM that ended before its agent spoke.
+  auto guest_printed = [&] {
+    const auto& text = console_text.empty() ? boot_text : console_text;
+    return text.empty() ? std::string() : "; the guest printed: " + text;
+  };
   bool marker_seen = false, request_sent = false, stdin_open = true;
   frame_reader frames;
   std::string outgoing;  // framed bytes waiting for QEMU's stdin
   for (;;) {
-    pollfd fds[4];
+    pollfd fds[5];
     int n = 0;
     fds[n++] = {from_guest, POLLIN, 0};
+    int i_console = console >= 0 ? n : -1;
+    if (i_console >= 0) fds[n++] = {console, POLLIN, 0};
     int i_winch = winch >= 0 ? n : -1;
     if (i_winch >= 0) fds[n++] = {winch, POLLIN, 0};
     int i_stdin = request_sent && stdin_open && outgoing.size() < 64 * 1024 ? n : -1;
@@ -187,13 +201,28 @@ int main(int argc, char** argv) {
     int wait = -1;
     if (deadline) {
       auto now = now_ms();
-      if (now >= deadline) finish(kTimedOut, "the VM did not finish within " + std::to_string(o.timeout_ms) + " ms (boot included); QEMU killed");
+      if (now >= deadline)
+        finish(kTimedOut, "the VM did not finish within " + std::to_string(o.timeout_ms) +
+                              " ms (boot included); QEMU killed" + (marker_seen ? "" : guest_printed()));
       wait = static_cast<int>(deadline - now);
     }
     int ready = ::poll(fds, static_cast<nfds_t>(n), wait);
     if (ready < 0 && errno != EINTR) finish(kRefused, std::string("poll: ") + std::strerror(errno));
     if (ready <= 0) continue;
 
+    // Read the console first: when QEMU exits, what the guest said last is then in hand.
+    if (i_console >= 0 && fds[i_console].revents) {
+      char buf[4096];
+      ssize_t got = ::read(console, buf, sizeof buf);
+      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      if (got <= 0) {
+        ::close(console);
+        console = -1;
+      } else {
+        console_text.append(buf, static_cast<std::size_t>(got));
+        if (console_text.size() > kBootTextKept) console_text.erase(0, console_text.size() - kBootTextKept);
+      }
+    }
     if (fds[0].revents) {
       char buf[16384];
       ssize_t got = ::read(from_guest, buf, sizeof buf);
@@ -206,7 +235,14 @@ int main(int argc, char** argv) {
                                       : "the VM stopped before the guest agent started";
         if (WIFEXITED(status)) why += " (QEMU exit " + std::to_string(WEXITSTATUS(status)) + ")";
         else if (WIFSIGNALED(status)) why += " (QEMU killed by signal " + std::to_string(WTERMSIG(status)) + ")";
-        if (!marker_seen && !boot_text.empty()) why += "; the guest printed: " + boot_text;
+        if (!marker_seen) {
+          // QEMU has exited: whatever the console still holds is all there is.
+          char buf[4096];
+          ssize_t got;
+          while (console >= 0 && (got = ::read(console, buf, sizeof buf)) > 0 && console_text.size() < kBootTextKept)
+            console_text.append(buf, static_cast<std::size_t>(got));
+          why += guest_printed();
+        }
         finish(kRefused, why);
       }
       std::size_t from = 0;

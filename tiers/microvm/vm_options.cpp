@@ -16,8 +16,8 @@ constexpr std::uint64_t kGuestOverheadMiB = 96;         // kernel, initramfs, ag
 constexpr std::uint64_t kGuestFloorMiB = 128;
 
 // Kernel command line. Why each word:
-//   console=ttyS0 loglevel=1  the port is the agent's channel; only a panic prints there
-//                             (before the agent's marker, which the launcher skips)
+//   console=ttyS0 loglevel=1  the serial console: only a panic or an agent that cannot
+//                             open its channel prints there (the launcher keeps it)
 //   panic=-1                  a panic resets at once, and -no-reboot turns that into exit
 //   mitigations=off           the guest holds one untrusted program and the agent; the
 //                             host kernel's own mitigations protect the host from the VM
@@ -132,8 +132,14 @@ std::vector<std::string> vmm_argv(const vm_options& o) {
           "-smp", std::to_string(o.vcpus),
           "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
           "-kernel", o.kernel, "-initrd", o.initrd, "-append", kCmdline,
-          // The agent's channel is QEMU's stdin/stdout; signal=off keeps a ^C byte data.
-          "-chardev", "stdio,id=agent,signal=off", "-serial", "chardev:agent"};
+          // The agent's channel: a virtio-serial port on QEMU's stdin/stdout (signal=off
+          // keeps a ^C byte data). The serial port would cost a VM exit per byte.
+          "-chardev", "stdio,id=agent,signal=off",
+          "-device", "virtio-serial-device",
+          "-device", std::string("virtserialport,chardev=agent,name=") + kChannelPortName,
+          // The console (kernel messages, an agent that cannot open its channel) on the
+          // descriptor the launcher gives QEMU as fd 3, to explain a VM that died early.
+          "-chardev", "file,id=console,path=/dev/fd/3", "-serial", "chardev:console"};
 }
 
 namespace {
