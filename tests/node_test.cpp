@@ -118,7 +118,13 @@ struct node_process {
   node_address address;
   int launches = 0;
 
-  explicit node_process(const test_pki& pki) : tls(pki.credentials("node")) { launch(0); }
+  std::vector<std::string> extra_args;
+
+  explicit node_process(const test_pki& pki) : node_process(pki.credentials("node")) {}
+  explicit node_process(node_tls credentials, std::vector<std::string> extra = {})
+      : tls(std::move(credentials)), extra_args(std::move(extra)) {
+    launch(0);
+  }
 
   // Starts `corral serve` on `port` (0: any free one) and this node's state dir, so a
   // restart sweeps what the killed process left, as it would on a real machine.
@@ -128,6 +134,7 @@ struct node_process {
                                   "--state-dir",   dir / "state",  "--node-listen", "127.0.0.1:" + std::to_string(port),
                                   "--node-cert",   tls.certificate, "--node-key",  tls.key,
                                   "--node-ca",     tls.ca_file};
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
     pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
@@ -572,34 +579,9 @@ TEST_CASE("nodes: an encrypted key opens with its passphrase from a private file
 
   // Both ends with encrypted keys, through the CLI: a node serves, a caller runs on it.
   testing::temp_dir cwd{"corral-node-enc-"};
-  auto cert = pki.credentials("node");
-  std::vector<std::string> serve{CORRAL_TEST_CLI, "serve", "--socket", cwd / "s.sock", "--state-dir", cwd / "state",
-                                 "--node-listen", "127.0.0.1:0", "--node-cert", cert.certificate, "--node-key",
-                                 pki.dir / "node-enc.key", "--node-key-passphrase-file", pass, "--node-ca", cert.ca_file};
-  pid_t node = ::fork();
-  REQUIRE(node >= 0);
-  if (node == 0) {
-    int fd = ::open((cwd / "serve.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    ::dup2(fd, 2);
-    std::vector<char*> argv;
-    for (auto& a : serve) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  const std::string announced = "node listening on 127.0.0.1:";
-  std::string log;
-  bool up = eventually([&] {
-    log = slurp(cwd / "serve.log");
-    return log.find(announced) != std::string::npos && log.find('\n', log.find(announced)) != std::string::npos;
-  }, 20s);
-  INFO("serve: " << log);
-  if (!up) reap(node, 1ms);
-  REQUIRE(up);
-  auto port = log.substr(log.find(announced) + announced.size());
-  port = port.substr(0, port.find('\n'));
+  node_process node(tls, {"--node-key-passphrase-file", pass});
   auto caller = pki.credentials("caller");
-  int code = run_program({CORRAL_TEST_CLI, "run", "--nodes", "127.0.0.1:" + port, "--node-cert", caller.certificate,
+  int code = run_program({CORRAL_TEST_CLI, "run", "--nodes", node.label(), "--node-cert", caller.certificate,
                           "--node-key", pki.dir / "caller-enc.key", "--node-key-passphrase-file", pass, "--node-ca",
                           caller.ca_file, "--", "/bin/echo", "encrypted both ways"},
                          cwd / "out", cwd.path());
@@ -607,8 +589,7 @@ TEST_CASE("nodes: an encrypted key opens with its passphrase from a private file
   INFO(out);
   CHECK(code == 0);
   CHECK(out.find("encrypted both ways") != std::string::npos);
-  ::kill(node, SIGTERM);
-  CHECK(WIFEXITED(reap(node)));
+  CHECK(WIFEXITED(node.stop(SIGTERM)));
 
   // Without --nodes the node flags are refused, not ignored.
   code = run_program({CORRAL_TEST_CLI, "run", "--node-cert", caller.certificate, "--", "/bin/true"}, cwd / "out",
