@@ -340,6 +340,22 @@ TEST_CASE("the guest agent in a real guest kernel (QEMU TCG, no KVM needed)", "[
     CHECK(r.out.compare(0, input.size(), input) == 0);
     CHECK(r.out.find_first_not_of('x', input.size()) == std::string::npos);
   }
+  SECTION("a reader that falls behind loses nothing: the guest stays up until its last frame is read") {
+    // The launcher's stdout stalls for 5 s while the program writes 4 MiB and exits:
+    // QEMU holds what the launcher cannot take yet, and the guest must not power off
+    // with the exit frame still queued in it.
+    temp_dir io;
+    auto args = tcg_args(vmm, {"/bin/sh", "-c", "head -c 4194304 /dev/zero; echo done >&2"}, {});
+    std::string cmd = "cd '" + work.path() + "' && { '" CORRAL_TEST_MICROVM "'";
+    for (auto& a : args) cmd += " '" + a + "'";
+    cmd += " </dev/null 2>'" + io / "err" + "'; echo \"status $?\" >'" + io / "status" + "'; } | { sleep 5; cat >'" +
+           io / "out" + "'; }";
+    REQUIRE(std::system(cmd.c_str()) == 0);
+    INFO(read_text(io / "err"));
+    CHECK(read_text(io / "status") == "status 0\n");
+    CHECK(read_text(io / "out").size() == 4u << 20);
+    CHECK(read_text(io / "err") == "done\n");
+  }
   SECTION("the program can neither open the agent's channel nor write to the console") {
     auto r = run_launcher(tcg_args(vmm, {"/bin/sh", "-c",
                                          "cat /sys/class/virtio-ports/*/name; for d in /dev/vport*; do echo try $d; "

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string>
+#include <termios.h>
 #include <grp.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -35,6 +36,7 @@ namespace {
 // launcher shows what the guest printed there).
 constexpr const char* kConsole = "/dev/ttyS0";
 constexpr std::chrono::seconds kChannelBound{20};
+constexpr std::chrono::seconds kLastFrameBound{30};
 // Stop reading stdin from the channel while this much waits for the program to take it:
 // the launcher and QEMU then hold the rest, so a program that never reads stdin cannot
 // make the agent buffer without bound.
@@ -52,7 +54,6 @@ bool in_guest = true;
 
 [[noreturn]] void power_off() {
   if (!in_guest) ::_exit(0);
-  // Nothing to drain: a write to a virtio port returns once the host has taken the bytes.
   ::sync();
   ::reboot(RB_POWER_OFF);
   // Power-off failed (no ACPI?): with -no-reboot a reset ends QEMU as well.
@@ -72,11 +73,36 @@ void write_all(int fd, const std::string& bytes) {
 
 void send(frame_type type, const std::string& payload = "") { write_all(channel_out, encode_frame(type, payload)); }
 
+// After the last frame (exit or fatal). A write to a virtio port returns once the bytes
+// are queued, not once QEMU has passed them on, and QEMU holds them while the launcher's
+// pipe is full: powering off now could lose the last frames. The launcher ends QEMU as
+// soon as it has read the last frame, so wait for that, dropping any stdin still in
+// flight; power off only if it has not come within kLastFrameBound.
+[[noreturn]] void end_after_last_frame() {
+  auto deadline = std::chrono::steady_clock::now() + kLastFrameBound;
+  while (in_guest && channel >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{channel, POLLIN, 0};
+    int ready = ::poll(&p, 1, static_cast<int>(left.count()));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) break;
+    char buf[4096];
+    ssize_t n = ::read(channel, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // the host side closed: nobody is left to read
+  }
+  power_off();
+}
+
 [[noreturn]] void fatal(const std::string& why) {
   if (channel_out >= 0) {
     send(frame_type::fatal, why);
-  } else if (console >= 0) {
+    end_after_last_frame();
+  }
+  if (console >= 0) {
     write_all(console, "corral-microvm-agent: " + why + "\n");
+    ::tcdrain(console);  // the console is a tty: this waits until the port has sent it
   }
   power_off();
 }
@@ -398,5 +424,5 @@ int main(int argc, char** argv) {
   auto result = supervise(*request, *job, in);
   trees.report_changes([](frame_type type, const std::string& payload) { send(type, payload); });
   send(frame_type::exit, encode_exit(result));
-  power_off();
+  end_after_last_frame();
 }

@@ -60,6 +60,13 @@ void restore_terminal() {
   ::_exit(code);
 }
 
+// Appends to `text` and keeps its last kBootTextKept bytes: the end of a panic or of the
+// agent's message is what explains a failure.
+void keep_tail(std::string& text, const char* data, ssize_t size) {
+  text.append(data, static_cast<std::size_t>(size));
+  if (text.size() > kBootTextKept) text.erase(0, text.size() - kBootTextKept);
+}
+
 std::uint64_t now_ms() {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -219,8 +226,7 @@ int main(int argc, char** argv) {
         ::close(console);
         console = -1;
       } else {
-        console_text.append(buf, static_cast<std::size_t>(got));
-        if (console_text.size() > kBootTextKept) console_text.erase(0, console_text.size() - kBootTextKept);
+        keep_tail(console_text, buf, got);
       }
     }
     if (fds[0].revents) {
@@ -239,8 +245,7 @@ int main(int argc, char** argv) {
           // QEMU has exited: whatever the console still holds is all there is.
           char buf[4096];
           ssize_t got;
-          while (console >= 0 && (got = ::read(console, buf, sizeof buf)) > 0 && console_text.size() < kBootTextKept)
-            console_text.append(buf, static_cast<std::size_t>(got));
+          while (console >= 0 && (got = ::read(console, buf, sizeof buf)) > 0) keep_tail(console_text, buf, got);
           why += guest_printed();
         }
         finish(kRefused, why);
