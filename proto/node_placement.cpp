@@ -26,6 +26,7 @@ struct tracked_node {
   std::chrono::milliseconds retry_delay{0};  // before the next attempt to reach it
   bool reaching = false;                     // an attempt is scheduled or running
   std::string last_attempt;                  // why the last attempt failed
+  std::uint64_t connection = 0;  // counts reconnections: a reply to an older one is stale
 };
 
 // What a caller is told about an unavailable node: the cause, the last attempt, the next.
@@ -83,16 +84,21 @@ void refresh_load(self_ptr self, std::size_t index) {
   auto& n = self->state.nodes[index];
   if (!n.available || n.refreshing || clock_type::now() - n.loaded_at < self->state.load_ttl) return;
   n.refreshing = true;
+  auto connection = n.connection;
   self->request(n.node.handle, std::chrono::seconds(5), load_atom::value)
       .then(
           [=](node_load& load) {
             auto& m = self->state.nodes[index];
+            if (m.connection != connection) return;  // the node was lost and reached again since
             m.refreshing = false;
             m.node.load = std::move(load);
             m.loaded_at = clock_type::now();
             m.sent_since_load = 0;
           },
-          [=](caf::error&) { self->state.nodes[index].refreshing = false; });  // a lost node comes as a down message
+          [=](caf::error&) {  // a lost node comes as a down message
+            auto& m = self->state.nodes[index];
+            if (m.connection == connection) m.refreshing = false;
+          });
 }
 
 void finish(self_ptr self, std::uint64_t id, placed_outcome out) {
@@ -134,6 +140,8 @@ void reached(self_ptr self, std::size_t index, placement_node found) {
   }
   n.node = std::move(found);
   n.last_attempt.clear();
+  ++n.connection;
+  n.refreshing = false;
   n.available = true;
   n.loaded_at = clock_type::now();
   n.sent_since_load = 0;
@@ -201,6 +209,7 @@ caf::behavior node_placement(self_ptr self, std::vector<placement_node> nodes, s
         request.live_output = caf::actor{};
         auto node_label = n.node.address.label();
         auto node_index = *index;
+        auto connection = n.connection;
         self->request(n.node.handle, caf::infinite, exec_atom::value, std::move(request))
             .then([=](exec_outcome& o) { finish(self, id, placed_outcome{o.ok, std::move(o.error), {{}, {}, {}, std::move(o.result)}}); },
                   [=](caf::error& e) {
@@ -209,8 +218,8 @@ caf::behavior node_placement(self_ptr self, std::vector<placement_node> nodes, s
                     // no later one is placed there even before the down message arrives.
                     auto how = self->system().render(e);
                     finish(self, id, placed_outcome{false, lost_in_flight(node_label, how), {}});
-                    auto index = node_index;
-                    if (self->state.nodes[index].available) lose_node(self, index, how);
+                    auto& m = self->state.nodes[node_index];
+                    if (m.available && m.connection == connection) lose_node(self, node_index, how);
                   });
         for (std::size_t i = 0; i < st.nodes.size(); ++i) refresh_load(self, i);
         return reply;

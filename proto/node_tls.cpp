@@ -34,6 +34,10 @@ std::string openssl_error() {
   return out.empty() ? "no detail from OpenSSL" : out;
 }
 
+// OpenSSL hands a passphrase callback 1024 bytes, and CAF's own callback copies at most
+// 1023 of them: a longer passphrase would pass the check here and fail in CAF.
+constexpr std::size_t kMaxPassphrase = 1023;
+
 int passphrase_callback(char* buf, int size, int, void* user) {
   const auto* pass = static_cast<const std::string*>(user);
   if (pass->empty()) return -1;  // OpenSSL's default would ask on the terminal
@@ -93,14 +97,15 @@ expected<std::string> read_passphrase_file(const std::string& path) {
   } else {
     char buf[4097];
     ssize_t n;
-    while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= 4096) text.append(buf, static_cast<std::size_t>(n));
+    while ((n = ::read(fd, buf, sizeof buf)) > 0 && text.size() <= kMaxPassphrase + 2)
+      text.append(buf, static_cast<std::size_t>(n));
     if (n < 0) bad = refuse(std::string("cannot be read: ") + std::strerror(errno));
   }
   ::close(fd);
   if (bad) return *bad;
-  if (text.size() > 4096) return refuse("is longer than 4 KiB");
   if (!text.empty() && text.back() == '\n') text.pop_back();
   if (!text.empty() && text.back() == '\r') text.pop_back();
+  if (text.size() > kMaxPassphrase) return refuse("is longer than " + std::to_string(kMaxPassphrase) + " bytes");
   if (text.empty()) return refuse("is empty");
   if (text.find('\0') != std::string::npos || text.find('\n') != std::string::npos)
     return refuse("holds a NUL byte or more than one line");

@@ -23,7 +23,7 @@ struct node_tls {
 // The passphrase of an encrypted key, from a file only its owner can read (a passphrase
 // on the command line would show in every user's `ps`). One line; a trailing newline is
 // not part of it. Refused: a file group or others can read or write, a symlink, an empty
-// passphrase, a NUL byte, more than 4 KiB.
+// passphrase, a NUL byte, more than 1023 bytes (what CAF passes to OpenSSL).
 expected<std::string> read_passphrase_file(const std::string& path);
 
 // All three files set, readable, a certificate that matches its key (decrypted with the
