@@ -18,6 +18,9 @@ struct node_tls {
   std::string key;          // PEM: its private key
   std::string ca_file;      // PEM: the CA the peer's certificate must chain to
   std::string passphrase;   // of an encrypted key, else empty (read_passphrase_file)
+
+  // Nothing given: a command that only uses these with a node flag refuses them otherwise.
+  bool empty() const { return certificate.empty() && key.empty() && ca_file.empty() && passphrase.empty(); }
 };
 
 // The passphrase of an encrypted key, from a file only its owner can read (a passphrase

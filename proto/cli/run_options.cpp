@@ -98,7 +98,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       auto passphrase = read_passphrase_file(*v);
       if (!passphrase) return passphrase.error();
       o.node_credentials.passphrase = std::move(*passphrase);
-    }    else if (a == "--timeout" && (v = value(a))) {
+    } else if (a == "--timeout" && (v = value(a))) {
       char* end = nullptr;
       double s = std::strtod(v->c_str(), &end);
       if (end == v->c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e7)
@@ -128,8 +128,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
   if (!o.nodes.empty() && !o.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
-  const auto& tls = o.node_credentials;
-  if (o.nodes.empty() && (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty() || !tls.passphrase.empty()))
+  if (o.nodes.empty() && !o.node_credentials.empty())
     return make_failure(failure_kind::invalid_request,
                         "--node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --nodes");
   if (!o.connect_socket.empty())

@@ -111,9 +111,7 @@ int serve_command(const std::vector<std::string>& args) {
   }
   // Without a listener the files would be ignored, and an operator who forgot --node-listen
   // would believe the machine serves other nodes.
-  const auto& tls = options.node_credentials;
-  if (!options.node_listen &&
-      (!tls.certificate.empty() || !tls.key.empty() || !tls.ca_file.empty() || !tls.passphrase.empty())) {
+  if (!options.node_listen && !options.node_credentials.empty()) {
     std::cerr << "corral serve: --node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --node-listen HOST:PORT; "
                  "add it to serve other machines, or drop them\n";
     return kExitRefused;
