@@ -145,7 +145,6 @@ void reached(self_ptr self, std::size_t index, placement_node found) {
   n.available = true;
   n.loaded_at = clock_type::now();
   n.sent_since_load = 0;
-  n.in_flight = 0;
   self->monitor(n.node.handle);
 }
 

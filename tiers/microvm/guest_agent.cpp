@@ -1,6 +1,7 @@
 // corral-microvm-agent: the guest's /init. It opens its channel (a virtio-serial port, see
-// guest_channel.hpp), receives one request from the launcher, runs it in a cgroup holding the request's limits, streams
-// its output back in frames, reports how it ended and powers the VM off.
+// guest_channel.hpp), receives one request from the launcher, runs it in a cgroup holding
+// the request's limits, streams its output back in frames, reports how it ended and
+// powers the VM off.
 //
 // It is PID 1: if it ever returned, the guest kernel would panic, so every path ends in
 // power_off(). It is linked statically because the initramfs has no dynamic loader of

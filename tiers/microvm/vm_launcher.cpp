@@ -1,8 +1,8 @@
 // corral-microvm: the host side of one micro-VM execution. The microvm tier's launch plan
 // runs it (through the exec helper in host mode, so the runtime's collectors, timeout and
 // result path apply unchanged): it starts QEMU with the guest kernel and initramfs, sends
-// the request over the channel (a virtio-serial port), turns the agent's frames back into stdout, stderr
-// and an exit status, and makes sure QEMU is gone before it exits.
+// the request over the channel (a virtio-serial port), turns the agent's frames back into
+// stdout, stderr and an exit status, and makes sure QEMU is gone before it exits.
 //
 // Exit status: the program's own; the same signal re-raised when a signal ended it (an
 // OOM kill in the guest re-raises SIGKILL after saying so on stderr); 124 when the guest
