@@ -247,14 +247,8 @@ TEST_CASE("a TCP listener on the host cannot be reached", "[landlock][escape][ne
   REQUIRE_TIER(tier);
   jail_fixture f{tier};
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(listener >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  auto addr = testing::bind_loopback(listener);
   REQUIRE(::listen(listener, 4) == 0);
-  socklen_t len = sizeof addr;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
   int port = ntohs(addr.sin_port);
   // The busybox image has no python: busybox's nc makes the same connect.
   auto r = tier == "container"

@@ -495,14 +495,8 @@ TEST_CASE("nodes: an address that never answers is reported within the probe's b
   // A listener whose accept queue is full drops new SYNs, as a host behind a firewall
   // that drops packets would: a connect there waits for the kernel's retries.
   int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(listener >= 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  auto sa = testing::bind_loopback(listener);
   REQUIRE(::listen(listener, 0) == 0);
-  socklen_t len = sizeof sa;
-  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&sa), &len) == 0);
   node_address silent{"127.0.0.1", ntohs(sa.sin_port)};
   std::vector<int> fillers;
   for (int i = 0; i < 4; ++i) {  // fill the queue; later ones hang in SYN_SENT
@@ -519,15 +513,8 @@ TEST_CASE("nodes: an address that never answers is reported within the probe's b
   CHECK(why.find("no answer within 300 ms") != std::string::npos);
   CHECK(took < 5s);  // a bound, not a performance figure: without the probe it is minutes
 
-  node_address refused{"127.0.0.1", 0};
   int closed = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);  // a port that was bound, then closed
-  sockaddr_in any{};
-  any.sin_family = AF_INET;
-  any.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(closed, reinterpret_cast<sockaddr*>(&any), sizeof any) == 0);
-  len = sizeof any;
-  REQUIRE(::getsockname(closed, reinterpret_cast<sockaddr*>(&any), &len) == 0);
-  refused.port = ntohs(any.sin_port);
+  node_address refused{"127.0.0.1", ntohs(testing::bind_loopback(closed).sin_port)};
   ::close(closed);
   CHECK(probe_tcp(refused, 300ms).find("refused") != std::string::npos);
 

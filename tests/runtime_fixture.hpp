@@ -9,7 +9,9 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <netinet/in.h>
 #include <string>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
 #include <vector>
@@ -91,6 +93,18 @@ inline std::size_t tracked_after_settling(const runtime& rt,
   while (rt.tracked_processes() != 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   return rt.tracked_processes();
+}
+
+// Binds `fd` (an AF_INET stream socket) to a free port on 127.0.0.1: the bound address.
+inline sockaddr_in bind_loopback(int fd) {
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  socklen_t len = sizeof addr;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  return addr;
 }
 
 inline exec_request shell(const std::string& code) {
