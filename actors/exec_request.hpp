@@ -34,7 +34,11 @@ struct exec_request {
   // output while it runs (the result still carries all of it). Not part of the policy.
   // It must answer each chunk with (ack_atom, bytes) to the chunk's sender once passed
   // on: past kLiveOutputWindow unacknowledged bytes the child waits (output_collector.hpp).
+  // When every slot is taken it first gets execution_queued with its place in the line.
   caf::actor live_output;
+  // Who asked (the daemon: the connection), for fair queuing: when every slot is taken,
+  // clients' executions take turns round robin. 0: the embedding program; not serialized.
+  std::uint64_t client = 0;
 };
 
 } // namespace corral

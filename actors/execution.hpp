@@ -51,6 +51,13 @@ struct execution_started {
   caf::actor execution;
 };
 
+// Sent to a live_output subscriber when its execution must wait for a slot: `position` 1
+// starts next (actors/fair_queue.hpp).
+struct execution_queued {
+  std::size_t position = 0;
+  std::size_t queued_for_client = 0;  // this client's executions waiting, this one included
+};
+
 struct execution_env {
   io_loop* io = nullptr;
   std::string helper_path;
@@ -71,3 +78,4 @@ caf::behavior execution(caf::stateful_actor<execution_state>* self, execution_pl
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::execution_started)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::execution_queued)

@@ -456,6 +456,21 @@ struct io_loop::impl {
     }
   }
 
+  // What the helper wrote before it exited is in the pipe now: read it before io_exited is
+  // sent, so its owner never sees the exit of a start whose failure it has not heard yet.
+  void read_status_now(process* p) {
+    if (!p->status_open) return;
+    uv_os_fd_t fd = -1;
+    if (uv_fileno(reinterpret_cast<uv_handle_t*>(&p->status_pipe), &fd) != 0) return;
+    for (;;) {
+      ssize_t n = ::read(fd, read_buffer, kReadBuffer);  // libuv made it non-blocking
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      uv_buf_t buf = uv_buf_init(read_buffer, static_cast<unsigned>(n));
+      on_status(p, n, &buf);
+    }
+  }
+
   // --- stdin ----------------------------------------------------------------------------
 
   void write_to(process* p, uv_pipe_t& pipe, std::string bytes, bool is_spec) {
@@ -523,6 +538,7 @@ struct io_loop::impl {
     if (::waitid(P_PID, static_cast<id_t>(p->pid), &info, WEXITED | WNOHANG) != 0 || info.si_pid == 0)
       return;
     p->reaped = true;
+    read_status_now(p);
     int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;
     p->exit_status = status;
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->exit_poll), p->exit_poll_open);

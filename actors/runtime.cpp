@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #include "config/protected_paths.hpp"
 #include "tiers/cgroup_tree.hpp"
 #include "tiers/default_tiers.hpp"
+#include "tiers/instance_claim.hpp"
 #include "tiers/lease_record.hpp"
 
 #ifndef CORRAL_INSTALLED_HELPER
@@ -80,6 +82,7 @@ std::string find_exec_helper() {
 }
 
 struct runtime::impl {
+  std::optional<instance_claim> claim;  // first member: released last, after every lease
   std::shared_ptr<const profile> prof;
   kernel_features features;
   std::shared_ptr<tier_registry> registry;
@@ -118,11 +121,17 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   p->features = detect_kernel_features();
   sweep_options sweep;
   if (auto layout = find_cgroup_layout(p->features)) sweep.orphan_parents = corral_parents(*layout);
+  auto claim = instance_claim::take(p->state_dir);
+  if (!claim) return claim.error();
+  p->claim.emplace(std::move(*claim));
   auto swept = sweep_leases(p->state_dir + "/leases", sweep);
-  if (swept.swept > 0 || swept.refused > 0 || swept.orphans_removed > 0)
-    spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs) and {} empty "
-                 "cgroup(s) no record named",
-                 swept.swept, swept.refused, swept.orphans_removed);
+  // After the leases: their processes, which might still use a scratch dir, are dead now.
+  auto scratch = sweep_scratch(p->state_dir);
+  if (swept.swept > 0 || swept.refused > 0 || swept.orphans_removed > 0 || scratch.removed > 0)
+    spdlog::warn("swept {} lease(s) left by an earlier run ({} refused as outside cgroupfs), {} empty "
+                 "cgroup(s) no record named and {} scratch dir(s) of runtimes that are gone",
+                 swept.swept, swept.refused, swept.orphans_removed, scratch.removed);
+  for (auto& e : scratch.errors) spdlog::warn("sweeping scratch dirs: {}", e);
 
   // The state dir holds lease records and scratch dirs: no root may expose it.
   if (auto s = check_protected(options.prof, {p->state_dir}); !s) return s.error();
@@ -141,6 +150,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.io = p->io.get();
   sc.helper_path = helper;
   sc.scratch_parent = p->state_dir + "/scratch";
+  sc.instance = p->claim->instance();
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
   sc.warm_jails = options.warm_jails;

@@ -25,6 +25,23 @@ using clock_type = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kEofBound{2000};
 constexpr std::chrono::seconds kLeaseBound{30};
 
+// The child's stdin, apart from the session's phase: a graceful close is an event in the
+// input stream (EOF after everything sent before it), not the end of the session. Before
+// this split a close that came while the lease was being acquired ended the session
+// without starting the child, dropping the request sent just before it.
+//
+//   open ──close (owner EOF, idle)──▶ eof_queued ──EOF written after the queued input──▶ closed
+//   open ──the pipe broke / the child exited──▶ closed
+//
+// Event orders for a client that sends, then closes (all handled without loss):
+//   close before the lease answers    eof_queued; the child is still launched, the queue
+//                                     flushed at io_spawned, then EOF, then the grace
+//   close between launch and spawned  the same, from io_spawned
+//   close after io_spawned            EOF posted behind the writes already in the loop
+//   child exits first                 draining; the close has nothing left to do
+//   grace expires                     terminate; the output still drains to EOF
+enum class stdin_phase : std::uint8_t { open, eof_queued, closed };
+
 // Far above the ids executions take, so the loop never confuses the two.
 std::atomic<process_id> next_session_process{1ull << 48};
 
@@ -55,7 +72,7 @@ struct stdio_session_state {
   std::deque<std::string> before_spawn;
   std::deque<caf::typed_response_promise<session_reply>> waiting_sends;
   std::uint64_t messages_in = 0;
-  bool stdin_closed = false;
+  stdin_phase input = stdin_phase::open;
 
   session_log stderr_log;
   clock_type::time_point last_activity;
@@ -67,8 +84,8 @@ struct stdio_session_state {
   bool err_eof = false;
   bool finishing = false;
   bool lease_answered = false;
-  bool close_on_spawn = false;
   std::optional<status_line> target_exit;
+  clock_type::time_point last_output;
   int helper_wait_status = 0;
 
   static inline const char* name = "stdio_session";
@@ -78,8 +95,12 @@ namespace {
 
 using self_ptr = caf::stateful_actor<stdio_session_state>*;
 
+// The first reason wins, except that a failed start outranks how the session was being
+// ended: a close or an exit of a child that never ran must not read as success.
 void set_reason(stdio_session_state& st, session_end_reason r, std::string detail = {}) {
-  if (st.reason) return;
+  bool outranks = r == session_end_reason::failed && st.reason && *st.reason != session_end_reason::failed &&
+                  st.target_exit == std::nullopt;
+  if (st.reason && !outranks) return;
   st.reason = r;
   st.detail = std::move(detail);
 }
@@ -160,32 +181,39 @@ void maybe_finish(self_ptr self) {
             });
 }
 
-// Ends the session: `graceful` closes stdin and waits the grace before terminating.
+// Posts EOF behind the input already written and starts the grace; before io_spawned the
+// input still waits in before_spawn, so io_spawned does this after flushing it.
+void send_eof(self_ptr self) {
+  auto& st = self->state;
+  if (st.input != stdin_phase::eof_queued || st.pid == 0) return;
+  st.input = stdin_phase::closed;
+  st.env.io->close_stdin(st.process);
+  self->delayed_send(self, st.plan.options.close_grace, grace_atom::value);
+}
+
+// Ends the session: `graceful` closes stdin (after what was sent before) and waits the
+// grace before terminating; otherwise the child is terminated now.
 void begin_drain(self_ptr self, session_end_reason why, std::string detail, bool graceful) {
   auto& st = self->state;
   if (st.phase == session_phase::closed) return;
-  set_reason(st, why, std::move(detail));
-  if (st.process == 0) {
+  if (graceful) {
+    set_reason(st, why, std::move(detail));
+    if (st.input == stdin_phase::open) st.input = stdin_phase::eof_queued;
+    // Still starting: the child is launched all the same, so what was sent reaches it.
+    if (st.phase == session_phase::starting) return;
     st.phase = session_phase::draining;
+    if (st.input == stdin_phase::eof_queued) return send_eof(self);
+    return;  // EOF went already: the grace (or the child's exit) ends it
+  }
+  set_reason(st, why, std::move(detail));
+  st.phase = session_phase::draining;
+  refuse_waiting(st, "the session is closing");
+  if (st.process == 0) {
     // Not launched: a lease still being acquired is finished when it answers.
     if (st.lease_answered) maybe_finish(self);
     return;
   }
-  if (st.phase == session_phase::draining && graceful) return;
-  st.phase = session_phase::draining;
-  refuse_waiting(st, "the session is closing");
-  if (graceful && !st.stdin_closed) {
-    st.stdin_closed = true;
-    // Before io_spawned the queued input is not written yet: EOF must come after it.
-    if (st.pid == 0) {
-      st.close_on_spawn = true;
-      return;
-    }
-    st.env.io->close_stdin(st.process);
-    self->delayed_send(self, st.plan.options.close_grace, grace_atom::value);
-  } else {
-    terminate(self);
-  }
+  terminate(self);
 }
 
 void regrant(self_ptr self) {
@@ -203,7 +231,7 @@ void regrant(self_ptr self) {
 void on_output(self_ptr self, std::string& bytes) {
   auto& st = self->state;
   st.read_outstanding -= std::min<std::uint64_t>(st.read_outstanding, bytes.size());
-  st.last_activity = clock_type::now();
+  st.last_activity = st.last_output = clock_type::now();
   std::vector<decoded_frame> frames;
   st.decoder->feed(bytes, frames);
   for (auto& f : frames) {
@@ -292,7 +320,9 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
               return maybe_finish(self);
             }
             s.grant = acquired.grant;
-            if (s.reason) return maybe_finish(self);
+            // A graceful close while starting still launches: the input queued before it
+            // must reach the child, then EOF.
+            if (s.phase != session_phase::starting) return maybe_finish(self);
             launch(self);
           },
           [=](caf::error& e) {
@@ -311,16 +341,11 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         for (auto& bytes : s.before_spawn) s.env.io->write_stdin(s.process, std::move(bytes));
         s.before_spawn.clear();
         if (s.phase == session_phase::starting) {
-          s.phase = session_phase::running;
+          s.phase = s.input == stdin_phase::open ? session_phase::running : session_phase::draining;
           s.last_activity = clock_type::now();
         }
-        if (s.close_on_spawn) {
-          s.close_on_spawn = false;
-          s.env.io->close_stdin(s.process);
-          self->delayed_send(self, s.plan.options.close_grace, grace_atom::value);
-        } else if (s.reason) {
-          terminate(self);
-        }
+        if (s.input == stdin_phase::eof_queued) send_eof(self);
+        else if (s.phase == session_phase::draining) terminate(self);
       },
       [=](io_spawn_failed& ev) {
         auto& s = self->state;
@@ -372,6 +397,14 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
       [=](eof_wait_atom, process_id id) {
         auto& s = self->state;
         if (id != s.process || (s.out_eof && s.err_eof)) return;
+        // The bound is on a silent pipe (a descendant holding it open), not on a child's
+        // last output still flowing or waiting for the owner's credit: that is drained.
+        auto quiet = clock_type::now() - s.last_output;
+        if (!s.out_eof && (quiet < kEofBound || !s.pending.empty() || s.read_outstanding == 0)) {
+          auto wait = std::max(std::chrono::duration_cast<std::chrono::milliseconds>(kEofBound - quiet),
+                               std::chrono::milliseconds(100));
+          return (void)self->delayed_send(self, wait, eof_wait_atom::value, id);
+        }
         s.env.io->release(id);  // the loop then reports EOF on what was still open
       },
       [=](io_written& ev) {
@@ -386,7 +419,7 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
       [=](io_stdin_closed& ev) {
         auto& s = self->state;
         if (ev.id != s.process) return;
-        s.stdin_closed = true;
+        s.input = stdin_phase::closed;
         if (ev.error_number != 0) refuse_waiting(s, "the child closed its stdin");
       },
       [=](send_atom, std::string& message) -> caf::result<session_reply> {
@@ -394,7 +427,7 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         if (s.phase != session_phase::starting && s.phase != session_phase::running)
           return session_reply{false, make_failure(failure_kind::refused,
                                                    std::string("the session is ") + to_string(s.phase))};
-        if (s.stdin_closed)
+        if (s.input != stdin_phase::open)
           return session_reply{false, make_failure(failure_kind::refused, "the child's stdin is closed")};
         auto framed = encode_frame(s.plan.options.framing, message, s.plan.options.max_message_bytes);
         if (!framed) return session_reply{false, framed.error()};
@@ -415,7 +448,7 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
       [=](close_atom) { begin_drain(self, session_end_reason::closed, {}, true); },
       [=](cancel_atom) { begin_drain(self, session_end_reason::cancelled, {}, false); },
       [=](grace_atom) {
-        if (self->state.phase != session_phase::closed) terminate(self);
+        if (self->state.phase != session_phase::closed && !self->state.finishing) terminate(self);
       },
       [=](idle_atom) {
         auto& s = self->state;

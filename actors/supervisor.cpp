@@ -11,6 +11,7 @@
 #include "actors/execution_messages.hpp"
 #include "actors/execution_planner.hpp"
 #include "actors/execution_state.hpp"
+#include "actors/fair_queue.hpp"
 #include "actors/stdio_session.hpp"
 #include "actors/terminal_session.hpp"
 #include "actors/warm_pool.hpp"
@@ -30,7 +31,7 @@ struct supervisor_state {
     execution_plan plan;
     caf::typed_response_promise<exec_outcome> reply;
   };
-  std::deque<waiting> queue;
+  fair_queue<waiting> queue;
   std::size_t completed = 0;
   bool stopping = false;
   std::vector<caf::typed_response_promise<bool>> stop_replies;
@@ -64,8 +65,7 @@ void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec
 void admit_waiting(self_ptr self) {
   auto& st = self->state;
   while (!st.queue.empty() && st.running.size() < st.config.max_concurrent) {
-    auto next = std::move(st.queue.front());
-    st.queue.pop_front();
+    auto next = st.queue.pop();
     launch(self, std::move(next.plan), std::move(next.reply));
   }
 }
@@ -108,7 +108,7 @@ void start_warm_pool(self_ptr self) {
 
 caf::behavior supervisor(self_ptr self, supervisor_config config) {
   self->state.config = std::move(config);
-  self->state.instance = random_instance();
+  self->state.instance = self->state.config.instance.empty() ? random_instance() : self->state.config.instance;
   start_warm_pool(self);
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;
@@ -140,15 +140,25 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier,
                                               st.config.policy);
         if (!chosen) return exec_outcome{false, chosen.error(), {}};
+        bool must_wait = st.running.size() >= st.config.max_concurrent;
+        auto client = request.client;
+        if (must_wait && client != 0 && st.queue.queued(client) >= st.config.max_queued_per_client)
+          return exec_outcome{false,
+                              make_failure(failure_kind::limit_exceeded,
+                                           "this client already has " + std::to_string(st.queue.queued(client)) +
+                                               " executions waiting for a slot (the limit); wait for some to finish"),
+                              {}};
         planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
         auto id = st.instance + "-" + std::to_string(st.next_id++);
         auto plan = plan_execution(request, id, ctx);
         if (!plan) return exec_outcome{false, plan.error(), {}};
         auto reply = self->make_response_promise<exec_outcome>();
-        if (st.running.size() < st.config.max_concurrent) {
+        if (!must_wait) {
           launch(self, std::move(*plan), reply);
         } else {
-          st.queue.push_back({std::move(*plan), reply});
+          auto subscriber = plan->live_output;
+          auto position = st.queue.push(client, {std::move(*plan), reply});
+          if (subscriber) self->send(subscriber, execution_queued{position, st.queue.queued(client)});
         }
         return reply;
       },
@@ -192,12 +202,11 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
       [=](stop_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.stopping = true;
-        for (auto& w : st.queue) {
+        st.queue.drain([](supervisor_state::waiting& w) {
           std::error_code ignored;
           std::filesystem::remove_all(w.plan.scratch_dir, ignored);
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
-        }
-        st.queue.clear();
+        });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);
         for (auto& session : st.sessions) self->send(session, cancel_atom::value);
         if (st.warm_pool && !st.warm_pool_stopped) {

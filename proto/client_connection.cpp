@@ -50,8 +50,10 @@ void start_exec(self_ptr self, const rpc::request& r) {
                        r.id, {{"kind", to_string(failure_kind::limit_exceeded)}});
   auto params = exec_params_from_json(r.params);
   if (!params) return write(self, rpc::error_line(rpc::error_from(params.error(), r.id)));
+  params->request.client = st.id;  // this connection's executions take turns with others'
   auto job = self->spawn<caf::linked>(exec_job, caf::actor{self}, st.info->supervisor, std::move(*params), r.id, key);
   if (!r.id.is_null()) st.jobs[key] = job;
+  ++st.jobs_running;
 }
 
 void cancel(self_ptr self, const rpc::request& r) {
@@ -214,6 +216,23 @@ void notify(self_ptr self, const std::string& method, const json& params) {
   write(self, rpc::notification_line(method, params));
 }
 
+// After a stdio client's EOF or when the daemon stops: once everything asked before has
+// its answer, the loop closes the connection after writing what is queued.
+void hang_up_when_answered(self_ptr self) {
+  auto& st = self->state;
+  if (st.phase != connection_phase::input_ended && st.phase != connection_phase::stopping) return;
+  if (st.jobs_running > 0 || st.opening > 0 || !st.sessions.empty()) return;
+  st.info->loop->close(st.id, st.phase == connection_phase::stopping ? "the daemon is stopping" : "the client hung up");
+}
+
+// Ends the sessions the way the phase asks: after a stdio client's EOF a stdio session
+// gets EOF too (it answers what it was sent, then ends); a stop cancels everything.
+void end_session(self_ptr self, const client_session& s) {
+  bool graceful = self->state.phase == connection_phase::input_ended && !s.terminal;
+  if (graceful) self->send(s.actor, close_atom::value);
+  else self->send(s.actor, cancel_atom::value);
+}
+
 void forget_session(self_ptr self, std::uint64_t number) {
   auto& st = self->state;
   auto it = st.sessions.find(number);
@@ -277,6 +296,7 @@ void on_ended(self_ptr self, session_ended& e) {
   if (!e.detail.empty()) p["detail"] = e.detail;
   notify(self, "session.ended", p);
   forget_session(self, e.session);
+  hang_up_when_answered(self);
 }
 
 void replay_early(self_ptr self, std::uint64_t number) {
@@ -299,19 +319,21 @@ void replay_early(self_ptr self, std::uint64_t number) {
 
 // The client went while sessions were being opened: the last reply ends the actor.
 void quit_if_closed(self_ptr self) {
-  if (self->state.closed && self->state.opening == 0) self->quit(caf::exit_reason::user_shutdown);
+  if (self->state.phase == connection_phase::closed && self->state.opening == 0)
+    self->quit(caf::exit_reason::user_shutdown);
 }
 
 void session_open_done(self_ptr self, const json& id, bool terminal, session_opened& o) {
   auto& st = self->state;
   --st.opening;
-  if (st.closed) {
+  if (st.phase == connection_phase::closed) {
     if (o.ok) self->send(o.session, cancel_atom::value);
     return quit_if_closed(self);
   }
   if (!o.ok) {
     st.early.erase(o.number);
-    return write(self, rpc::error_line(rpc::error_from(o.error, id)));
+    write(self, rpc::error_line(rpc::error_from(o.error, id)));
+    return hang_up_when_answered(self);
   }
   auto sid = "s" + std::to_string(st.next_session++);
   auto& s = st.sessions[o.number];
@@ -334,6 +356,8 @@ void session_open_done(self_ptr self, const json& id, bool terminal, session_ope
   }
   replay_early(self, o.number);
   if (st.opening == 0) st.early.clear();
+  if (st.phase != connection_phase::open && st.sessions.count(o.number)) end_session(self, st.sessions.at(o.number));
+  hang_up_when_answered(self);
 }
 
 void session_open(self_ptr self, const rpc::request& r) {
@@ -347,9 +371,10 @@ void session_open(self_ptr self, const rpc::request& r) {
   auto id = r.id;
   auto failed = [=](caf::error& e) {
     --self->state.opening;
-    if (self->state.closed) return quit_if_closed(self);
+    if (self->state.phase == connection_phase::closed) return quit_if_closed(self);
     write(self, rpc::error_line(rpc::error_from(
                     make_failure(failure_kind::internal, "supervisor: " + self->system().render(e)), id)));
+    hang_up_when_answered(self);
   };
   if (k == "stdio") {
     auto req = stdio_params(r.params);
@@ -489,8 +514,20 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
   self->state.id = id;
   self->state.peer = peer;
   self->state.info = std::move(info);
+  self->state.last_activity = std::chrono::steady_clock::now();
+  if (self->state.info->idle_timeout.count() > 0) self->delayed_send(self, self->state.info->idle_timeout, idle_atom::value);
   return {
+      [=](idle_atom) {
+        auto& st = self->state;
+        if (st.phase != connection_phase::open) return;
+        auto idle = st.info->idle_timeout;
+        bool busy = st.jobs_running > 0 || st.opening > 0 || !st.sessions.empty();
+        auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - st.last_activity);
+        if (busy || quiet < idle) return (void)self->delayed_send(self, busy ? idle : idle - quiet, idle_atom::value);
+        st.info->loop->close(st.id, "idle for " + std::to_string(idle.count()) + " ms with nothing in flight");
+      },
       [=](conn_line& line) {
+        self->state.last_activity = std::chrono::steady_clock::now();
         if (line.text.find_first_not_of(" \t\r") == std::string::npos) return;  // blank lines are keep-alives
         auto parsed = rpc::parse_request(line.text);
         if (auto* e = std::get_if<rpc::error>(&parsed)) return write(self, rpc::error_line(*e));
@@ -510,8 +547,37 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
         self->send(ack_to, ack_atom::value, bytes);  // queued to the socket: the stream may go on
       },
       [=](job_done_atom, const std::string& key, std::string& line) {
-        self->state.jobs.erase(key);
+        auto& st = self->state;
+        // Stopping: this call was answered with kStopping already.
+        if (st.phase == connection_phase::stopping) return;
+        st.jobs.erase(key);
+        if (st.jobs_running > 0) --st.jobs_running;
+        st.last_activity = std::chrono::steady_clock::now();
         write(self, std::move(line));
+        hang_up_when_answered(self);
+      },
+      [=](conn_input_ended&) {
+        auto& st = self->state;
+        if (st.phase != connection_phase::open) return;
+        st.phase = connection_phase::input_ended;
+        for (auto& [number, s] : st.sessions) end_session(self, s);
+        hang_up_when_answered(self);
+      },
+      [=](conn_stopping&) {
+        auto& st = self->state;
+        if (st.phase == connection_phase::stopping || st.phase == connection_phase::closed) return;
+        st.phase = connection_phase::stopping;
+        // Each call in flight is answered now; its execution ends with its grace as the
+        // job goes (the runtime's stop then finishes every lease).
+        for (auto& [key, job] : st.jobs) {
+          reply_error(self, rpc::kStopping, "the daemon is stopping; the execution was terminated",
+                      json::parse(key), {{"kind", "stopping"}});
+          self->send(job, job_cancel_atom::value);  // its own answer is dropped
+        }
+        st.jobs.clear();
+        st.jobs_running = 0;
+        for (auto& [number, s] : st.sessions) end_session(self, s);
+        hang_up_when_answered(self);
       },
       [=](session_message& m) { on_message(self, m); },
       [=](session_refused& r) { on_refused(self, r); },
@@ -524,7 +590,7 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
         for (auto& [number, s] : self->state.sessions) self->send(s.actor, cancel_atom::value);
         self->state.sessions.clear();
         self->state.session_ids.clear();
-        self->state.closed = true;
+        self->state.phase = connection_phase::closed;
         if (self->state.opening > 0) {
           // Linked jobs must still go now; sessions being opened are cancelled as their
           // replies come in (a terminal has no owner that could notice).

@@ -35,6 +35,9 @@ struct daemon_info {
   nlohmann::json descriptor;
   std::chrono::steady_clock::time_point started;
   std::size_t max_execs_per_client = 64;
+  // A connection with nothing in flight and no line for this long is closed, so idle
+  // clients cannot hold every connection slot. Zero: never.
+  std::chrono::milliseconds idle_timeout{300'000};
 };
 
 // One session this client opened. Its id ("s1", "s2", ...) means something only on this
@@ -51,6 +54,16 @@ struct client_session {
 using early_session_event =
     std::variant<session_message, session_refused, session_stderr, terminal_output, session_ended>;
 
+// open ──EOF on a stdio client──▶ input_ended ──all answered──▶ (asks the loop to close)
+// open / input_ended ──the daemon stops──▶ stopping ──sessions ended──▶ (asks to close)
+// any ──conn_closed──▶ closed (quits once no session.open is outstanding)
+enum class connection_phase : std::uint8_t {
+  open,         // reading requests
+  input_ended,  // a stdio client's EOF: what came before it is answered, then the hang-up
+  stopping,     // the daemon stops: calls in flight got kStopping; sessions are cancelled
+  closed,       // the client is gone
+};
+
 struct client_connection_state {
   connection_id id = 0;
   peer_credentials peer;
@@ -60,8 +73,10 @@ struct client_connection_state {
   std::map<std::string, std::uint64_t> session_ids;  // this connection's id -> number
   std::map<std::uint64_t, std::vector<early_session_event>> early;
   std::size_t opening = 0;  // session.open calls not answered yet
+  std::size_t jobs_running = 0;  // every exec not answered yet, with a null id or not
   std::uint64_t next_session = 1;
-  bool closed = false;  // the client is gone; waiting for `opening` to reach 0 to quit
+  connection_phase phase = connection_phase::open;
+  std::chrono::steady_clock::time_point last_activity;  // a line read or a call answered
 };
 
 caf::behavior client_connection(caf::stateful_actor<client_connection_state>* self, connection_id id,

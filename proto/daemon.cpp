@@ -43,6 +43,7 @@ status run_daemon(runtime_options ro, daemon_options options) {
   info->descriptor = profile_descriptor(rt->frozen_profile(), rt->features(), rt->tiers());
   info->started = std::chrono::steady_clock::now();
   info->max_execs_per_client = options.max_execs_per_client;
+  info->idle_timeout = options.idle_timeout;
 
   auto* sys = &rt->system();
   std::shared_ptr<const daemon_info> shared;
@@ -55,6 +56,7 @@ status run_daemon(runtime_options ro, daemon_options options) {
   if (!options.socket_path.empty()) {
     if (auto s = loop.listen(options.socket_path, options.allowed); !s) return s;
     spdlog::info("serving on {} for {}", options.socket_path, options.allowed.describe());
+    if (options.listening) options.listening(options.socket_path);
   }
   if (options.stdio) {
     if (auto s = loop.attach_stdio(); !s) return s;

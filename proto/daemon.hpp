@@ -12,6 +12,8 @@
 #include <string>
 
 #include "actors/runtime.hpp"
+#include <chrono>
+
 #include "config/failure.hpp"
 #include "proto/node_listener.hpp"
 #include "proto/node_tls.hpp"
@@ -26,10 +28,12 @@ struct daemon_options {
   access_list allowed;      // empty: the daemon's own uid
   socket_loop_limits limits;
   std::size_t max_execs_per_client = 64;
+  std::chrono::milliseconds idle_timeout{300'000};  // see daemon_info::idle_timeout
   // Also a node for other machines (proto/node_listener.hpp): always mutual TLS.
   std::optional<node_address> node_listen;
   node_tls node_credentials;
   std::function<void(const node_address&)> node_listening;  // told the bound address
+  std::function<void(const std::string&)> listening;  // told the socket once it accepts
 };
 
 // /run/corral/corral.sock for root, else $XDG_RUNTIME_DIR/corral/corral.sock, else

@@ -23,6 +23,12 @@ struct conn_oversized {
 struct conn_closed {
   std::string reason;
 };
+// A stdio client ended its input (EOF) but still reads: what it asked before is answered,
+// then the connection asks the loop to close it (socket_loop::close).
+struct conn_input_ended {};
+// The daemon is stopping: nothing more is read; the connection answers what is in flight
+// (kStopping) and then asks the loop to close it.
+struct conn_stopping {};
 
 // Exec job -> connection actor: a finished line to write, and the job's end.
 using rpc_out_atom = caf::atom_constant<caf::atom("rpcout")>;
@@ -34,3 +40,5 @@ using job_cancel_atom = caf::atom_constant<caf::atom("jobcancel")>;
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::conn_line)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::conn_oversized)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::conn_closed)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::conn_input_ended)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::conn_stopping)

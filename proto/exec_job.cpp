@@ -97,6 +97,13 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
             self->quit();
           });
   return {
+      [=](execution_queued& queued) {
+        if (!st->orphaned)
+          self->send(connection, rpc_out_atom::value,
+                     rpc::notification_line("execution_queued", {{"id", id},
+                                                                 {"position", queued.position},
+                                                                 {"queued_for_client", queued.queued_for_client}}));
+      },
       [=](execution_started& started) {
         st->execution = started.execution;
         if (!st->orphaned)

@@ -1,5 +1,8 @@
 #include "proto/jsonrpc.hpp"
 
+#include <set>
+#include <vector>
+
 namespace corral::rpc {
 
 namespace {
@@ -72,8 +75,22 @@ std::variant<request, error> parse_request(std::string_view line) {
     return error{kParseError, "JSON nested deeper than " + std::to_string(kMaxDepth) + " levels", nullptr, nullptr};
   // No exceptions: a malformed line is an answer, not a control-flow event. The parser
   // also refuses strings that are not valid UTF-8, so whatever it accepts dumps again.
-  json j = json::parse(line.begin(), line.end(), nullptr, false);
+  // A key given twice would silently keep the last value ("argv" twice runs the second):
+  // the parser's callback sees every key of every object, so a repeat refuses the line.
+  std::vector<std::set<std::string>> open_objects;
+  std::string repeated;
+  auto watch_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) open_objects.emplace_back();
+    else if (event == json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    else if (event == json::parse_event_t::key && !open_objects.empty() &&
+             !open_objects.back().insert(parsed.get<std::string>()).second && repeated.empty())
+      repeated = parsed.get<std::string>();
+    return true;
+  };
+  json j = json::parse(line.begin(), line.end(), watch_keys, false);
   if (j.is_discarded()) return error{kParseError, "the line is not valid JSON", nullptr, nullptr};
+  if (!repeated.empty())
+    return error{kInvalidRequest, "the key \"" + repeated + "\" appears twice in one object", nullptr, nullptr};
   if (j.is_array()) return error{kInvalidRequest, "batches are not supported: send one request per line", nullptr, nullptr};
   if (!j.is_object()) return error{kInvalidRequest, "a request must be a JSON object", nullptr, nullptr};
 

@@ -28,6 +28,9 @@ inline constexpr int kLimitExceeded = -32003;
 inline constexpr int kTimeout = -32004;
 inline constexpr int kConfigError = -32005;
 inline constexpr int kSpawnFailed = -32006;
+// The daemon is stopping (SIGTERM/SIGINT): a call in flight is answered with this, its
+// execution terminated with its grace. Not a failure_kind: the request itself was fine.
+inline constexpr int kStopping = -32010;
 
 int code_for(failure_kind kind);
 // The kind a code stands for (kTimeout and the framing codes have none of their own:

@@ -23,6 +23,14 @@ namespace corral {
 namespace {
 
 constexpr std::size_t kReadBuffer = 64 * 1024;
+// After SIGTERM, how long connections get to answer what is in flight before they are
+// closed regardless (a second signal closes them at once).
+constexpr std::uint64_t kStopBoundMs = 10'000;
+
+// serving ──SIGTERM/SIGINT/stop()──▶ answering (no listener, nothing read; connections
+// answer their calls in flight and ask to be closed) ──last connection closed, the bound,
+// or a second signal──▶ stopped (every handle closed: run() returns)
+enum class loop_phase : std::uint8_t { serving, answering, stopped };
 
 struct command {
   enum class kind { write, close, stop } what;
@@ -63,6 +71,7 @@ struct socket_loop::impl {
   struct client {
     impl* owner = nullptr;
     connection_id id = 0;
+    uid_t uid = 0;
     caf::actor actor;
     uv_any_handle a{};  // the socket, or stdin
     uv_any_handle b{};  // stdout (stdio only)
@@ -71,6 +80,7 @@ struct socket_loop::impl {
     rpc::line_splitter splitter;
     std::size_t pending = 0;
     bool closing = false;
+    uv_shutdown_t shutdown_req{};
     std::string reason;
     std::vector<char> buffer = std::vector<char>(kReadBuffer);
 
@@ -90,13 +100,14 @@ struct socket_loop::impl {
   accept_fn accept;
   uv_loop_t loop{};
   uv_async_t wake{};
-  uv_signal_t sigterm{}, sigint{};
+  uv_signal_t sigterm{}, sigint{}, sighup{};
+  uv_timer_t stop_timer{};
   std::unique_ptr<uv_pipe_t> listener;
   std::string path;
   access_list allowed;
   std::map<connection_id, std::unique_ptr<client>> clients;
   connection_id next_id = 1;
-  bool stopping = false;
+  loop_phase phase = loop_phase::serving;
   bool ran = false;
 
   std::mutex mu;  // guards the two below: the only state other threads touch
@@ -118,12 +129,12 @@ struct socket_loop::impl {
     }
     for (auto& c : batch) {
       if (c.what == command::kind::stop) {
-        begin_stop();
+        begin_stop(false);
         continue;
       }
       auto it = clients.find(c.id);
       if (it == clients.end()) continue;
-      if (c.what == command::kind::close) close_client(it->second.get(), c.bytes);
+      if (c.what == command::kind::close) close_after_writes(it->second.get(), c.bytes);
       else send(it->second.get(), std::move(c.bytes));
     }
   }
@@ -152,6 +163,24 @@ struct socket_loop::impl {
                           std::to_string(limits.max_pending_output) + " bytes pending)");
   }
 
+  // The connection asked to be closed: what it wrote before goes out first (a shutdown
+  // completes after the queued writes), then the handles close.
+  void close_after_writes(client* c, std::string reason) {
+    if (c->closing) return;
+    c->shutdown_req.data = c;
+    c->reason = std::move(reason);
+    uv_read_stop(c->in());
+    if (uv_shutdown(&c->shutdown_req, c->out(), [](uv_shutdown_t* req, int) {
+          auto* c = static_cast<client*>(req->data);
+          c->closing = false;  // close_client finishes it
+          c->owner->close_client(c, c->reason);
+        }) == 0) {
+      c->closing = true;
+      return;
+    }
+    close_client(c, c->reason);
+  }
+
   void close_client(client* c, std::string reason) {
     if (c->closing) return;
     c->closing = true;
@@ -166,7 +195,8 @@ struct socket_loop::impl {
       owner->clients.erase(c->id);
       owner->self->connections_ = owner->clients.size();
       // Serving stdio alone: the daemon's one client is gone, so is its reason to run.
-      if (was_stdio && !owner->listener) owner->begin_stop();
+      if (was_stdio && !owner->listener) owner->begin_stop(false);
+      else if (owner->phase == loop_phase::answering && owner->clients.empty()) owner->finish_stop();
     };
     uv_close(reinterpret_cast<uv_handle_t*>(&c->a), closed);
     if (c->two_handles) uv_close(reinterpret_cast<uv_handle_t*>(&c->b), closed);
@@ -181,6 +211,13 @@ struct socket_loop::impl {
         },
         [](uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
           auto* c = static_cast<client*>(s->data);
+          if (n == UV_EOF && c->two_handles && c->actor) {
+            // A stdio client that ends its input still reads its answers: the connection
+            // closes once it has answered what came before the EOF.
+            uv_read_stop(c->in());
+            caf::anon_send(c->actor, conn_input_ended{});
+            return;
+          }
           if (n < 0) {
             c->owner->close_client(c, n == UV_EOF ? "the client hung up" : std::string("reading: ") + uv_strerror(static_cast<int>(n)));
             return;
@@ -230,18 +267,45 @@ struct socket_loop::impl {
     if (clients.size() > limits.max_connections)
       return refuse(c, rpc::kLimitExceeded,
                     "too many clients (" + std::to_string(limits.max_connections) + "); try again later");
+    std::size_t same_uid = 0;
+    for (auto& [cid, other] : clients) same_uid += other.get() != c && !other->closing && other->uid == peer->uid;
+    if (same_uid >= limits.max_connections_per_uid)
+      return refuse(c, rpc::kLimitExceeded,
+                    "too many connections for uid " + std::to_string(peer->uid) + " (" +
+                        std::to_string(limits.max_connections_per_uid) + "); close some or try again later");
+    c->uid = peer->uid;
     c->actor = accept(c->id, *peer);
     if (!c->actor) return close_client(c, "no connection actor");
     start_reading(c);
   }
 
-  void begin_stop() {
-    if (stopping) return;
-    stopping = true;
-    if (listener) {
-      uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), nullptr);
-      ::unlink(path.c_str());
+  // First call: stop listening and reading, and let each connection answer what it has in
+  // flight. A second call (a second signal, the bound) closes everything now.
+  void begin_stop(bool at_once) {
+    if (phase == loop_phase::stopped) return;
+    if (phase == loop_phase::answering) at_once = true;
+    if (phase == loop_phase::serving) {
+      phase = loop_phase::answering;
+      if (listener) {
+        uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), nullptr);
+        ::unlink(path.c_str());
+      }
+      for (auto& [id, c] : clients) {
+        if (c->closing) continue;
+        uv_read_stop(c->in());
+        if (c->actor) caf::anon_send(c->actor, conn_stopping{});
+      }
+      uv_timer_start(&stop_timer, [](uv_timer_t* t) {
+        spdlog::warn("stopping: connections still open after {} ms are closed", kStopBoundMs);
+        static_cast<impl*>(t->loop->data)->finish_stop();
+      }, kStopBoundMs, 0);
     }
+    if (at_once || clients.empty()) finish_stop();
+  }
+
+  void finish_stop() {
+    if (phase == loop_phase::stopped) return;
+    phase = loop_phase::stopped;
     std::vector<client*> all;
     for (auto& [id, c] : clients) all.push_back(c.get());
     for (auto* c : all) close_client(c, "the daemon is stopping");
@@ -252,6 +316,8 @@ struct socket_loop::impl {
     uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&sigterm), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&sigint), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&sighup), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&stop_timer), nullptr);
   }
 };
 
@@ -264,11 +330,13 @@ socket_loop::socket_loop(socket_loop_limits limits, accept_fn accept) : impl_(st
   uv_async_init(&impl_->loop, &impl_->wake, [](uv_async_t* a) { static_cast<impl*>(a->loop->data)->drain(); });
   uv_signal_init(&impl_->loop, &impl_->sigterm);
   uv_signal_init(&impl_->loop, &impl_->sigint);
+  uv_signal_init(&impl_->loop, &impl_->sighup);
+  uv_timer_init(&impl_->loop, &impl_->stop_timer);
 }
 
 socket_loop::~socket_loop() {
-  if (!impl_->stopping) {
-    impl_->begin_stop();
+  if (impl_->phase != loop_phase::stopped) {
+    impl_->begin_stop(true);
     uv_run(&impl_->loop, UV_RUN_DEFAULT);
   }
   uv_loop_close(&impl_->loop);
@@ -344,11 +412,17 @@ void socket_loop::run() {
   auto on_signal = [](uv_signal_t* h, int signum) {
     auto* p = static_cast<impl*>(h->loop->data);
     p->self->signal_ = signum;
-    spdlog::info("signal {}: stopping", signum);
-    p->begin_stop();
+    spdlog::info("signal {}: {}", signum,
+                 p->phase == loop_phase::serving ? "stopping; answering the calls in flight" : "stopping now");
+    p->begin_stop(false);
   };
   uv_signal_start(&impl_->sigterm, on_signal, SIGTERM);
   uv_signal_start(&impl_->sigint, on_signal, SIGINT);
+  // A daemon keeps the profile it started with (executions and sessions are bound to it):
+  // SIGHUP, which a closing terminal or a careless `kill -HUP` sends, changes nothing.
+  uv_signal_start(&impl_->sighup, [](uv_signal_t*, int) {
+    spdlog::info("SIGHUP ignored: restart the daemon to load a changed profile");
+  }, SIGHUP);
   impl_->ran = true;
   uv_run(&impl_->loop, UV_RUN_DEFAULT);
 }

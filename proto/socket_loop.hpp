@@ -24,6 +24,8 @@ struct socket_loop_limits {
   std::size_t max_line = 8 << 20;             // a request line, stdin included
   std::size_t max_pending_output = 16 << 20;  // unwritten bytes before a client is dropped
   std::size_t max_connections = 256;
+  // Per client uid: one user's connections cannot take every slot from the others.
+  std::size_t max_connections_per_uid = 64;
 };
 
 class socket_loop {

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -711,4 +713,97 @@ TEST_CASE("serve --stdio serves one client on stdin/stdout and exits when it han
   ::waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status));
   ::close(out[0]);
+}
+
+TEST_CASE("SIGTERM answers every call in flight with -32010, removes what it made and exits 0", "[daemon][stop]") {
+  daemon_process d;
+  std::vector<std::unique_ptr<line_client>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<line_client>(d.socket));
+    clients.back()->call(1, "exec", {{"argv", {"sleep", "30.717" + std::to_string(i)}}});
+  }
+  REQUIRE(eventually([] { return with_arg("30.7170").size() + with_arg("30.7171").size() + with_arg("30.7172").size() == 3; }));
+  ::kill(d.pid, SIGTERM);
+  for (auto& c : clients) {
+    auto reply = c->reply(1);
+    INFO(reply.dump());
+    REQUIRE(reply.contains("error"));
+    CHECK(reply["error"]["code"] == rpc::kStopping);
+    CHECK(reply["error"]["data"]["kind"] == "stopping");
+    CHECK(c->next().is_null());  // then the connection is closed
+  }
+  int status = d.stop(0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(::access(d.socket.c_str(), F_OK) != 0);
+  CHECK(with_arg("30.7170").empty());
+  for (auto sub : {"/state/leases", "/state/scratch", "/state/owners"}) {
+    INFO(sub);
+    CHECK(std::filesystem::is_empty(d.dir / sub));
+  }
+}
+
+TEST_CASE("SIGHUP is ignored: running executions finish with their results", "[daemon][stop]") {
+  daemon_process d;
+  line_client c(d.socket);
+  c.call(1, "exec", {{"argv", {"sleep", "1.4141"}}});
+  REQUIRE(eventually([] { return !with_arg("1.4141").empty(); }));
+  ::kill(d.pid, SIGHUP);
+  auto reply = c.reply(1);
+  INFO(reply.dump());
+  CHECK(reply["result"]["exit_code"] == 0);
+  CHECK(pid_alive(d.pid));
+  c.call(2, "health");
+  CHECK(c.reply(2)["result"]["status"] == "ok");
+}
+
+TEST_CASE("a client's backlog does not hold back another client's first execution", "[daemon][fair]") {
+  daemon_process d;
+  line_client a(d.socket);
+  // 16 slots: 16 of A's run, 16 wait.
+  for (int i = 1; i <= 32; ++i) a.call(i, "exec", {{"argv", {"sleep", "2.5353"}}});
+  REQUIRE(eventually([] { return with_arg("2.5353").size() == 16; }));
+  line_client b(d.socket);
+  b.call(1, "exec", {{"argv", {"/bin/true"}}});
+  std::vector<json> notes;
+  auto reply = b.reply(1, &notes);
+  INFO(reply.dump());
+  CHECK(reply["result"]["exit_code"] == 0);
+  json queued;
+  for (auto& n : notes)
+    if (n["method"] == "execution_queued") queued = n["params"];
+  INFO(queued.dump());
+  REQUIRE(queued.is_object());
+  CHECK(queued["position"] <= 2);  // behind at most one of A's, not A's 16
+  CHECK(queued["queued_for_client"] == 1);
+  // Ordering, not wall clock: when B is done, most of A's backlog is still waiting.
+  b.call(2, "health");
+  auto health = b.reply(2);
+  INFO(health.dump());
+  CHECK(health["result"]["executions"]["queued"] >= 8);
+}
+
+TEST_CASE("an idle connection is closed, a busy one is not", "[daemon][idle]") {
+  daemon_process d({"--idle-timeout", "1"});
+  line_client idle(d.socket);
+  line_client busy(d.socket);
+  busy.call(1, "exec", {{"argv", {"sleep", "2.5"}}});
+  CHECK(idle.next().is_null());  // closed after a second of nothing
+  auto reply = busy.reply(1);
+  INFO(reply.dump());
+  CHECK(reply["result"]["exit_code"] == 0);
+}
+
+TEST_CASE("serve says listening only once the socket accepts", "[daemon]") {
+  testing::temp_dir dir{"corral-listen-"};
+  ::mkdir((dir / "open").c_str(), 0777);
+  ::chmod((dir / "open").c_str(), 0777);  // writable by others: refused
+  std::string cmd = std::string(CORRAL_TEST_CLI) + " serve --socket " + dir / "open/d.sock" + " --state-dir " +
+                    dir / "state" + " > " + dir / "out" + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(dir / "out");
+  std::string out((std::istreambuf_iterator<char>(in)), {});
+  INFO(out);
+  CHECK(WEXITSTATUS(rc) == 125);
+  CHECK(out.find("listening on") == std::string::npos);
 }

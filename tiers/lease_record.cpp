@@ -53,6 +53,9 @@ bool owner_alive(const std::string& text) {
 }
 const std::string kSuffix = ".lease";
 const std::string kTempSuffix = ".lease.tmp";
+// A temp record lives for microseconds while its writer runs; only one this old is a
+// crashed writer's. Younger ones may be a live peer's, mid-write, sharing the state dir.
+constexpr std::chrono::seconds kTempMinAge{60};
 constexpr off_t kMaxRecordBytes = 64 * 1024;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
@@ -116,8 +119,9 @@ status write_lease_record(const std::string& leases_dir, const std::string& exec
     body += d + "\n";
   }
   std::string path = lease_record_path(leases_dir, exec_id);
-  std::string temp = leases_dir + "/" + exec_id + kTempSuffix;
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  // The writer's pid in the temp name and O_EXCL: no two writers ever share a temp file.
+  std::string temp = leases_dir + "/" + exec_id + "." + std::to_string(::getpid()) + kTempSuffix;
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return os_failure("create lease record " + temp);
   // No fsync: a record guards against a crash of the runtime, which the page cache
   // survives. After a crash of the machine no cgroup is left for it to name, and a record
@@ -184,8 +188,12 @@ sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& o
   for (const auto& name : list_dir(leases_dir)) {
     std::string path = leases_dir + "/" + name;
     if (ends_with(name, kTempSuffix)) {
-      // Written before any cgroup was made: it names nothing that exists.
-      ::unlink(path.c_str());
+      // Written before any cgroup was made: it names nothing that exists. Only an old one
+      // is removed: a young one may be another runtime's record being written right now.
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 &&
+          std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(st.st_mtime) >= kTempMinAge)
+        ::unlink(path.c_str());
       continue;
     }
     if (!ends_with(name, kSuffix)) continue;

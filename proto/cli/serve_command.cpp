@@ -12,13 +12,16 @@ namespace corral::cli {
 namespace {
 
 const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
-                    [--config FILE] [--allow-host] [--state-dir DIR] [-v]
+                    [--config FILE] [--allow-host] [--state-dir DIR]
+                    [--idle-timeout S] [-v]
                     [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM
                      [--node-key-passphrase-file FILE]]
 
 Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
-with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: executions are terminated,
-leases finished and the socket removed.
+with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: nothing new is accepted, each
+call in flight is answered (error -32010, "the daemon is stopping"), executions end with
+their grace, leases, cgroups, scratch dirs and the socket are removed, and it exits 0; a
+second signal closes the connections at once. SIGHUP is ignored (the profile is kept).
 
 options:
   --socket PATH   the socket (default: /run/corral/corral.sock for root, else
@@ -31,6 +34,8 @@ options:
                   default when neither is given: only this daemon's own uid
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
+  --idle-timeout S close a connection with nothing in flight after S seconds without a
+                  line (default 300; 0: never). At most 64 connections per client uid
   --state-dir DIR the runtime's lease and scratch directory (default as the runtime's;
                   two daemons must not share one: each sweeps the other's leases at start)
   -v              debug logging on stderr
@@ -78,6 +83,13 @@ int serve_command(const std::vector<std::string>& args) {
       ++i;
     } else if (a == "--config" && has_value) {
       config_path = args[++i];
+    } else if (a == "--idle-timeout" && has_value) {
+      try {
+        options.idle_timeout = std::chrono::milliseconds(static_cast<long>(std::stod(args[++i]) * 1000));
+      } catch (const std::exception&) {
+        std::cerr << "corral serve: --idle-timeout needs seconds, not '" << args[i] << "'\n";
+        return kExitRefused;
+      }
     } else if (a == "--state-dir" && has_value) {
       state_dir = args[++i];
     } else if (a == "--node-listen" && has_value) {
@@ -128,7 +140,10 @@ int serve_command(const std::vector<std::string>& args) {
   ro.allow_host = allow_host;
   ro.state_dir = state_dir;
   if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
-  if (!options.socket_path.empty()) std::cerr << "corral serve: listening on " << options.socket_path << "\n";
+  // Said only once the socket is bound and listening: a refused socket dir ends in an error.
+  options.listening = [](const std::string& path) {
+    std::cerr << "corral serve: listening on " << path << std::endl;
+  };
   options.node_listening = [](const node_address& bound) {
     std::cerr << "corral serve: node listening on " << bound.label() << std::endl;
   };

@@ -143,3 +143,14 @@ TEST_CASE("live output is cut only at character boundaries", "[jsonrpc]") {
   CHECK(n["data_base64"] == "/w==");
   CHECK(n["data"] == "\xEF\xBF\xBD");
 }
+
+TEST_CASE("a key given twice in one object is an error, at any depth, not the last value", "[jsonrpc]") {
+  auto top = parse_error(R"({"jsonrpc":"2.0","id":1,"id":2,"method":"health"})");
+  CHECK(top.code == rpc::kInvalidRequest);
+  CHECK(top.message.find("\"id\" appears twice") != std::string::npos);
+  auto nested = parse_error(R"({"jsonrpc":"2.0","id":1,"method":"exec","params":{"argv":["true"],"argv":["false"]}})");
+  CHECK(nested.message.find("\"argv\" appears twice") != std::string::npos);
+  // The same key in sibling objects is fine: each object has its own keys.
+  auto fine = parse_ok(R"({"jsonrpc":"2.0","id":1,"method":"exec","params":{"env":{"A":"1"},"x":[{"k":1},{"k":2}]}})");
+  CHECK(fine.params["x"][1]["k"] == 2);
+}
