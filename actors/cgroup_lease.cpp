@@ -198,6 +198,15 @@ caf::behavior cgroup_lease(self_ptr self, cgroup_lease_config config) {
         // cgroup.procs before exec, which can come after terminate).
         schedule_kill(self, st.set->empty() ? kWatchTick : kKillTick);
       },
+      [=](escalate_atom) {
+        // No grace (a second cancel): SIGKILL now, then the same rounds as after a grace.
+        auto& st = self->state;
+        if (st.phase != lease_phase::held && st.phase != lease_phase::terminating) return;
+        st.phase = lease_phase::terminating;
+        st.escalated = true;
+        st.set->kill_all();
+        schedule_kill(self, kKillTick);
+      },
       [=](stats_atom, std::uint64_t gen) {
         auto& st = self->state;
         if (gen != st.sample_gen || (st.phase != lease_phase::held && st.phase != lease_phase::terminating)) return;

@@ -31,7 +31,7 @@ struct resource_usage {
 };
 
 struct captured_stream {
-  std::string data;            // at most the cap, cut at a UTF-8 boundary, plus a notice
+  std::string data;            // at most the cap, cut at a UTF-8 boundary
   bool truncated = false;
   std::uint64_t dropped_bytes = 0;
 };

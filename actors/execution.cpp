@@ -17,6 +17,7 @@
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
 #include "actors/warm_pool.hpp"
+#include "tiers/scratch_dir.hpp"
 
 namespace corral {
 
@@ -71,15 +72,13 @@ void reply_failure(self_ptr self, failure f) {
   retire_unlaunched_jail(st);
   st.phase = execution_phase::done;
   st.reply.deliver(exec_outcome{false, std::move(f), {}});
-  std::error_code ignored;
-  std::filesystem::remove_all(st.plan.scratch_dir, ignored);
+  remove_scratch_dir(st.plan.scratch_dir);
   self->quit(caf::exit_reason::user_shutdown);
 }
 
 // The scratch dir goes once nothing of the execution can still use it.
 void end(self_ptr self) {
-  std::error_code ignored;
-  std::filesystem::remove_all(self->state.plan.scratch_dir, ignored);
+  remove_scratch_dir(self->state.plan.scratch_dir);
   self->quit(caf::exit_reason::user_shutdown);
 }
 
@@ -298,26 +297,13 @@ bool takes_warm_jail(const execution_state& st) {
   return st.env.warm_pool && st.env.warm_tier && st.plan.boundary == st.env.warm_tier && st.plan.steps.size() == 1;
 }
 
-// Moves what the planner wrote (the source file) into the jail's scratch dir, which the
-// jail already shows as its working directory.
-status adopt_scratch(const std::string& from, const std::string& to) {
-  std::error_code ec;
-  for (auto& entry : std::filesystem::directory_iterator(from, ec)) {
-    std::filesystem::rename(entry.path(), std::filesystem::path(to) / entry.path().filename(), ec);
-    if (ec) break;
-  }
-  if (ec)
-    return make_failure(failure_kind::internal, "moving " + from + " into the warm jail's scratch dir: " + ec.message());
-  std::filesystem::remove_all(from, ec);
-  return ok();
-}
-
 void start_warm(self_ptr self, warm_jail jail) {
   auto& st = self->state;
   st.lease = jail.lease;
   self->monitor(st.lease);
   st.warm = std::move(jail);
-  auto moved = adopt_scratch(st.plan.scratch_dir, st.warm->scratch_dir);
+  // What the planner wrote (the source file) goes where the jail already shows /work.
+  auto moved = move_scratch_contents(st.plan.scratch_dir, st.warm->scratch_dir);
   st.plan.scratch_dir = st.warm->scratch_dir;  // removed at the end either way
   if (!moved) return reply_failure(self, moved.error());
   // The jail's cgroups were made with the profile's limits: the request's may be tighter.
@@ -455,6 +441,8 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       [=](cancel_atom) {
         auto& st = self->state;
         if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
+        // A second cancel does not wait for the grace (a second ^C).
+        if (st.cancelled && st.lease) return self->send(st.lease, escalate_atom::value);
         st.cancelled = true;
         terminate(self);
       },

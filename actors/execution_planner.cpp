@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/tighten.hpp"
+#include "tiers/scratch_dir.hpp"
 
 namespace corral {
 
@@ -112,16 +113,12 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   std::map<std::string, std::string> env = prof.env;
   for (auto& [k, v] : r.env) env[k] = v;
 
-  std::string tmpl = ctx.scratch_parent + "/corral-" + id + "-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
-    return make_failure(failure_kind::internal,
-                        "mkdtemp " + tmpl + ": " + std::strerror(errno) + " (is the scratch parent writable?)");
-  plan.scratch_dir = buf.data();
+  auto scratch = make_scratch_dir(ctx.scratch_parent, id, effective->scratch_bytes);
+  if (!scratch) return scratch.error();
+  plan.scratch_dir = *scratch;
+  if (!scratch_dir_bounded()) plan.not_enforced.push_back("scratch_size");
   auto cleanup_on_failure = [&](failure f) -> expected<execution_plan> {
-    std::error_code ignored;
-    std::filesystem::remove_all(plan.scratch_dir, ignored);
+    remove_scratch_dir(plan.scratch_dir);
     return f;
   };
 

@@ -33,8 +33,6 @@ captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint6
     auto tail = incomplete_utf8_tail(data);
     data.resize(data.size() - tail);
     dropped += tail;
-    data += std::string(kTruncationNotice) + std::to_string(cap) + " bytes; " +
-            std::to_string(dropped) + " bytes dropped]\n";
   }
   out.data = std::move(data);
   out.truncated = dropped > 0;

@@ -23,12 +23,9 @@
 
 namespace corral {
 
-// How the notice finalize_capture appends begins: a client that printed the live pieces
-// (which never carry it) finds it in the result's stream by this.
-inline constexpr std::string_view kTruncationNotice = "\n[corral: output truncated at ";
-
 // Cuts `data` (at most `cap` bytes) back to a UTF-8 boundary when output was dropped, so
-// the kept text never ends inside a character, and appends a visible notice.
+// the kept text never ends inside a character. Nothing is appended: the kept bytes are the
+// program's own, never more than the cap; `truncated` and `dropped_bytes` say the rest.
 captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint64_t dropped);
 
 // A piece of kept output, forwarded live to a subscriber (streaming to an agent UI).

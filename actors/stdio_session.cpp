@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 
 #include <caf/all.hpp>
+
+#include "tiers/scratch_dir.hpp"
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
@@ -139,8 +141,7 @@ void report_end(self_ptr self, const lease_report& report) {
                end.messages_out, end.messages_in);
   st.phase = session_phase::closed;
   if (st.owner) self->send(st.owner, std::move(end));
-  std::error_code ignored;
-  std::filesystem::remove_all(st.plan.exec.scratch_dir, ignored);
+  remove_scratch_dir(st.plan.exec.scratch_dir);
   self->quit();
 }
 

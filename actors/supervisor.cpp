@@ -16,6 +16,7 @@
 #include "actors/terminal_session.hpp"
 #include "actors/warm_pool.hpp"
 #include "config/tighten.hpp"
+#include "tiers/scratch_dir.hpp"
 
 namespace corral {
 
@@ -203,8 +204,7 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         auto& st = self->state;
         st.stopping = true;
         st.queue.drain([](supervisor_state::waiting& w) {
-          std::error_code ignored;
-          std::filesystem::remove_all(w.plan.scratch_dir, ignored);
+          remove_scratch_dir(w.plan.scratch_dir);
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
         });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);

@@ -6,6 +6,8 @@
 #include <sys/wait.h>
 
 #include <caf/all.hpp>
+
+#include "tiers/scratch_dir.hpp"
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
@@ -92,8 +94,7 @@ void report_end(self_ptr self) {
                end.exit_code.value_or(-1), end.term_signal.value_or(0));
   st.phase = session_phase::closed;
   if (st.client) self->send(st.client, std::move(end));
-  std::error_code ignored;
-  std::filesystem::remove_all(st.plan.exec.scratch_dir, ignored);
+  remove_scratch_dir(st.plan.exec.scratch_dir);
   self->quit();
 }
 

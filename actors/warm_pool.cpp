@@ -15,6 +15,7 @@
 #include "actors/execution.hpp"
 #include "actors/io_loop.hpp"
 #include "actors/lease_messages.hpp"
+#include "tiers/scratch_dir.hpp"
 
 namespace corral {
 
@@ -64,8 +65,7 @@ struct warm_pool_state {
   // Ended without stop (its supervisor went away): the leases, dropped with this state,
   // kill and remove their cgroups themselves; the scratch dirs are ours to remove.
   ~warm_pool_state() {
-    std::error_code ignored;
-    for (auto& [process, e] : entries) std::filesystem::remove_all(e.scratch_dir, ignored);
+    for (auto& [process, e] : entries) remove_scratch_dir(e.scratch_dir);
   }
 };
 
@@ -73,10 +73,7 @@ namespace {
 
 using self_ptr = caf::stateful_actor<warm_pool_state>*;
 
-void remove_dir(const std::string& dir) {
-  std::error_code ignored;
-  if (!dir.empty()) std::filesystem::remove_all(dir, ignored);
-}
+void remove_dir(const std::string& dir) { remove_scratch_dir(dir); }
 
 void answer_stop_if_done(self_ptr self) {
   auto& st = self->state;
@@ -165,11 +162,9 @@ void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::string scr
 void arm_one(self_ptr self) {
   auto& st = self->state;
   auto id = st.config.instance + "-w" + std::to_string(st.next);
-  std::string tmpl = st.config.scratch_parent + "/corral-" + id + "-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data())) return arming_failed(self, "mkdtemp " + tmpl + ": " + std::strerror(errno));
-  std::string scratch_dir = buf.data();
+  auto made = make_scratch_dir(st.config.scratch_parent, id, st.config.defaults.scratch_bytes);
+  if (!made) return arming_failed(self, made.error().message);
+  std::string scratch_dir = *made;
 
   execution_plan lease_plan;  // what make_lease reads: the id, the tier, the limits
   lease_plan.id = id;

@@ -20,6 +20,9 @@ struct limit_request {
   std::optional<double> cpu_cores;
 };
 
+// Refuses absurd values (config/limits.hpp's floors), naming the floor.
+status check_limit_floors(const limit_request& asked);
+
 // The effective limits, or `refused` naming the limit that would widen, or
 // `invalid_request` for a non-positive or non-finite value.
 expected<limits> tighten(const profile& prof, const limit_request& asked);

@@ -459,12 +459,26 @@ void read_roots(reader& r, const toml::table& t, profile& p) {
 
 void read_limits(reader& r, const toml::table& t, limits& l) {
   const std::string path = "sandbox.limits";
-  r.only(t, path, {"memory", "cpu", "pids", "timeout", "kill_grace", "output_cap", "stdin_cap"});
-  if (auto v = r.size(t, path, "memory")) l.memory_bytes = *v;
+  r.only(t, path, {"memory", "cpu", "pids", "timeout", "kill_grace", "output_cap", "stdin_cap", "tmp_size",
+                   "shm_size", "scratch_size"});
+  // A size below its floor is absurd (nothing could start), not a tight limit.
+  auto floored = [&](const char* key, std::uint64_t floor) -> std::optional<std::uint64_t> {
+    auto v = r.size(t, path, key);
+    if (v && *v < floor) {
+      r.fail(t.get(key)->source(), path + "." + key, "is below the floor of 1 MiB");
+      return std::nullopt;
+    }
+    return v;
+  };
+  if (auto v = floored("memory", kMemoryFloor)) l.memory_bytes = *v;
+  if (auto v = floored("tmp_size", kTmpfsFloor)) l.tmp_bytes = *v;
+  if (auto v = floored("shm_size", kTmpfsFloor)) l.shm_bytes = *v;
+  if (auto v = floored("scratch_size", kTmpfsFloor)) l.scratch_bytes = *v;
   if (auto v = r.size(t, path, "output_cap")) l.output_cap = *v;
   if (auto v = r.size(t, path, "stdin_cap")) l.stdin_cap = *v;
   if (auto v = r.number(t, path, "cpu")) {
-    if (!std::isfinite(*v) || !(*v > 0)) r.fail(t.get("cpu")->source(), path + ".cpu", "must be a positive, finite number of cores");
+    if (!std::isfinite(*v) || !(*v >= kCpuFloor))
+      r.fail(t.get("cpu")->source(), path + ".cpu", "must be a finite number of cores, at least the floor of 0.01");
     else if (*v > kMaxCores) r.fail(t.get("cpu")->source(), path + ".cpu", "must be at most 8192 cores");
     else l.cpu_cores = *v;
   }

@@ -19,7 +19,10 @@ nlohmann::json limits_json(const limits& l) {
           {"stdin_cap_bytes", l.stdin_cap},
           {"memory_bytes", optional_json(l.memory_bytes)},
           {"pids", optional_json(l.pids)},
-          {"cpu_cores", optional_json(l.cpu_cores)}};
+          {"cpu_cores", optional_json(l.cpu_cores)},
+          {"tmp_bytes", l.tmp_bytes},
+          {"shm_bytes", l.shm_bytes},
+          {"scratch_bytes", l.scratch_bytes}};
 }
 
 nlohmann::json roots_json(const profile& p) {

@@ -305,7 +305,10 @@ TEST_CASE("an empty lease: acquire records and creates, finish removes both", "[
     lease_driver d;
     auto id = fresh_id();
     auto t0 = clock_type::now();
-    d.spawn(id, leases.path(), limits{});
+    limits unlimited;  // no memory or pids limit: nothing to enforce
+    unlimited.memory_bytes.reset();
+    unlimited.pids.reset();
+    d.spawn(id, leases.path(), unlimited);
     auto a = d.acquire();
     acquire_us.push_back(us_since(t0));
     REQUIRE(a.ok);

@@ -348,7 +348,7 @@ TEST_CASE("corral prints nothing on stdout besides the child's output", "[cli]")
   }
 }
 
-TEST_CASE("corral run prints the truncation notice in-process and through the daemon alike", "[cli][daemon]") {
+TEST_CASE("corral run keeps exactly the cap and says what it dropped on stderr, in-process and through the daemon", "[cli][daemon]") {
   served_daemon d;  // --allow-host
   std::vector<std::string> prog{"--output-cap", "1000", "--", "/bin/sh", "-c",
                                 "head -c 5000 /dev/zero | tr \"\\000\" a; head -c 3000 /dev/zero | tr \"\\000\" b >&2; exit 4"};
@@ -357,9 +357,14 @@ TEST_CASE("corral run prints the truncation notice in-process and through the da
   args.insert(args.begin(), {"run", "--tier", "host", "--connect", d.socket});  // the daemon holds the opt-in
   auto via_daemon = run_cli(args);
   CHECK(in_process.exit_status == 4);
-  CHECK(in_process.out == std::string(1000, 'a') + "\n[corral: output truncated at 1000 bytes; 4000 bytes dropped]\n");
-  CHECK(in_process.err == std::string(1000, 'b') + "\n[corral: output truncated at 1000 bytes; 2000 bytes dropped]\n");
+  CHECK(in_process.out == std::string(1000, 'a'));
+  CHECK(in_process.err == std::string(1000, 'b') +
+                              "corral: stdout truncated at 1000 bytes; 4000 bytes dropped (--output-cap, or output_cap "
+                              "under [sandbox.limits])\n"
+                              "corral: stderr truncated at 1000 bytes; 2000 bytes dropped (--output-cap, or output_cap "
+                              "under [sandbox.limits])\n");
   CHECK(via_daemon.exit_status == 4);
   CHECK(via_daemon.out == in_process.out);
-  CHECK(via_daemon.err == in_process.err);
+  CHECK(via_daemon.err == std::string(1000, 'b') + "corral: stdout truncated; 4000 bytes dropped (the daemon's output cap)\n" +
+                              "corral: stderr truncated; 2000 bytes dropped (the daemon's output cap)\n");
 }

@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -123,6 +124,9 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     // Not owned by uid check: a jail's scratch dir is chowned to the jail's user. The parent
     // is ours alone (0700), and remove_all unlinks symlinks without following them.
     if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    // A root runtime's scratch dir is a tmpfs mount (tiers/scratch_dir.hpp), which outlives
+    // the runtime that mounted it: unmount it first (EINVAL: it was a plain dir).
+    ::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
     std::error_code ec;
     std::filesystem::remove_all(path, ec);
     if (ec) {

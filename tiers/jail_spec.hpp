@@ -28,7 +28,7 @@ enum class mount_kind : std::uint8_t {
   rw_bind = 1,  // bind source at target, writable
   tmpfs = 2,    // a fresh tmpfs at target (size in `size_bytes`)
   proc = 3,     // /proc of the new pid namespace
-  dev = 4,      // a minimal /dev: null zero full random urandom tty, pts, shm
+  dev = 4,      // a minimal /dev: null zero full random urandom tty, pts, shm (size in `size_bytes`)
 };
 
 struct mount_entry {

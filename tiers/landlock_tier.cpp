@@ -12,7 +12,6 @@ namespace corral {
 
 namespace {
 
-constexpr std::uint64_t kTmpBytes = 512 * kMiB;
 constexpr std::uint32_t kNobody = 65534;
 
 } // namespace
@@ -92,9 +91,10 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   for (auto& file : etc_essentials())
     if (path_exists(file)) ro(file, file);
   if (s.share_network && path_exists("/etc/resolv.conf")) ro("/etc/resolv.conf", "/etc/resolv.conf");
-  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", kTmpBytes, false});
+  // Both bounded by size (ENOSPC) and, as tmpfs pages, by the memory limit.
+  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", request.effective.tmp_bytes, false});
   s.landlock_rules.push_back({"/tmp", true});
-  s.mounts.push_back({mount_kind::dev, "", "/dev", 0, false});
+  s.mounts.push_back({mount_kind::dev, "", "/dev", request.effective.shm_bytes, false});  // its /dev/shm
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"})
     s.landlock_rules.push_back({node, true});
   s.landlock_rules.push_back({"/dev/pts", true});

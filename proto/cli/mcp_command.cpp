@@ -18,6 +18,9 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/ending.hpp"
+#include "proto/cli/interrupt_watch.hpp"
+#include "proto/cli/limit_flags.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 
@@ -25,7 +28,7 @@ namespace corral::cli {
 
 namespace {
 
-const char* const kMcpUsage = R"(usage: corral mcp [options] -- SERVER [ARGS...]
+const char* const kMcpUsageHead = R"(usage: corral mcp [options] -- SERVER [ARGS...]
 
 Runs an MCP server (stdio transport: one JSON-RPC message per line) inside the boundary and
 proxies this process's stdin and stdout to it unchanged; the server's stderr is copied to
@@ -40,14 +43,22 @@ options:
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
   --connect SOCKET    run the server in a `corral serve` daemon's stdio session (its
-                      profile and opt-ins apply)
+                      profile and opt-ins apply; the limit flags are refused there)
   -v                  debug logging on stderr
+limits (--timeout ends the server after that long, as a lifetime):
 )";
+
+const char* const kMcpUsageTail = R"(
+SIGINT, SIGTERM or SIGHUP to corral end the server first, then corral exits 130, 143 or 129.
+)";
+
+std::string mcp_usage() { return std::string(kMcpUsageHead) + kLimitFlagsUsage + kMcpUsageTail; }
 
 struct mcp_options {
   session_request request;
   std::string config_path;
   std::string connect_socket;
+  limit_flags limits;
   bool allow_host = false;
   bool verbose = false;
 };
@@ -69,6 +80,8 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
       o.request.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
       break;
     }
+    if (auto limit = parse_limit_flag(args, i, o.limits); !limit) return limit.error();
+    else if (*limit) continue;
     if (a == "--allow-host") o.allow_host = true;
     else if (a == "-v") o.verbose = true;
     else if (a == "--tier" || a == "--config" || a == "--max-message" || a == "--idle" || a == "--connect") {
@@ -91,6 +104,9 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
+  if (auto s = limit_flags_need_in_process(o.limits, o.connect_socket); !s) return s.error();
+  apply_limit_flags(o.limits, o.request);
+  if (o.limits.timeout) o.request.lifetime = *o.limits.timeout;
   return o;
 }
 
@@ -141,18 +157,19 @@ int mcp_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cerr << kMcpUsage;  // stdout belongs to the protocol, even here
+      std::cerr << mcp_usage();  // stdout belongs to the protocol, even here
       return 0;
     }
   }
   auto options = parse(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << kMcpUsage;
+    std::cerr << "corral: " << options.error().describe() << "\n" << mcp_usage();
     return kExitRefused;
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return mcp_via_daemon(options->request, options->connect_socket);
 
+  block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) {
@@ -175,9 +192,7 @@ int mcp_command(const std::vector<std::string>& args) {
     auto session = (*rt)->open_session(options->request, caf::actor_cast<caf::actor>(owner));
     if (!session) {
       std::cerr << "corral: " << session.error().describe() << "\n";
-      bool missing = session.error().kind == failure_kind::spawn_failed &&
-                     session.error().message.find("not found") != std::string::npos;
-      return missing ? kExitNotFound : kExitRefused;
+      return failure_status(session.error());
     }
     int stop[2];
     if (::pipe2(stop, O_CLOEXEC) < 0) {
@@ -187,6 +202,8 @@ int mcp_command(const std::vector<std::string>& args) {
     }
     std::thread reader(pump_stdin, std::ref((*rt)->system()), session->actor, options->request.max_message_bytes,
                        stop[0]);
+    interrupt_watch interrupts(caf::actor_cast<caf::actor>(owner));
+    int interrupted_by = 0;
     std::uint64_t unacked = 0;
     const std::uint64_t ack_every = std::max<std::uint64_t>(1, options->request.initial_credit / 2);
     bool done = false;
@@ -207,6 +224,10 @@ int mcp_command(const std::vector<std::string>& args) {
           },
           [&](session_stderr& e) { (void)write_all(STDERR_FILENO, e.bytes); },
           [&](session_refused& r) { spdlog::warn("corral mcp: a server message was not forwarded: {}", r.error.message); },
+          [&](interrupt_atom, int sig) {
+            if (!interrupted_by) interrupted_by = sig;
+            owner->send(session->actor, cancel_atom::value);
+          },
           [&](session_ended& e) {
             done = true;
             if (e.reason == session_end_reason::failed) {
@@ -217,8 +238,16 @@ int mcp_command(const std::vector<std::string>& args) {
             } else {
               status = e.exit_code.value_or(0);
             }
+            if (auto line = session_ending_line(e, "server", options->request.lifetime, options->request.idle_timeout);
+                !line.empty())
+              std::cerr << line << "\n";
+            if (e.reason == session_end_reason::lifetime) status = kExitTimeout;
             spdlog::debug("corral mcp: the session ended ({}), status {}", to_string(e.reason), status);
           });
+    }
+    if (interrupted_by) {
+      std::cerr << "corral: got " << signal_name(interrupted_by) << "; the server was ended\n";
+      status = 128 + interrupted_by;
     }
     (void)!::write(stop[1], "x", 1);
     reader.join();

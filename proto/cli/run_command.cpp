@@ -8,6 +8,9 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/ending.hpp"
+#include "proto/cli/interrupt_watch.hpp"
+#include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
@@ -28,23 +31,15 @@ namespace {
 int refuse(const failure& f, bool json) {
   if (json) std::cout << to_json(f).dump() << "\n";
   std::cerr << "corral: " << f.describe() << "\n";
-  return f.kind == failure_kind::spawn_failed && f.message.find("not found") != std::string::npos
-             ? kExitNotFound
-             : kExitRefused;
+  return failure_status(f);
 }
 
-
-// The live pieces are what the result keeps, without the notice the collector appends when
-// output was dropped: that notice still goes where the in-process path prints it.
+// The live pieces are exactly what the result keeps; what was dropped is said on stderr.
 void print_truncation_notices(const nlohmann::json& result) {
-  for (std::string stream : {"stdout", "stderr"}) {
-    if (!result.value(stream + "_truncated", false)) continue;
-    auto text = result.value(stream, std::string());
-    if (auto raw = result.find(stream + "_base64"); raw != result.end() && raw->is_string())
-      if (auto bytes = base64_decode(raw->get<std::string>())) text = *bytes;
-    auto at = text.rfind(kTruncationNotice);
-    if (at != std::string::npos) write_all(stream == "stderr" ? STDERR_FILENO : STDOUT_FILENO, text.substr(at));
-  }
+  for (std::string stream : {"stdout", "stderr"})
+    if (result.value(stream + "_truncated", false))
+      std::cerr << "corral: " << stream << " truncated; " << result.value(stream + "_dropped_bytes", 0ull)
+                << " bytes dropped (the daemon's output cap)\n";
 }
 
 // --connect: the same output and exit status, with the daemon doing the work. Output
@@ -77,9 +72,7 @@ int print_result(const exec_result& result, bool json, nlohmann::json extra = nl
     write_all(STDERR_FILENO, result.err.data);
     for (auto& n : result.not_enforced) spdlog::debug("not enforced by tier {}: {}", result.tier, n);
   }
-  if (result.timed_out) return kExitTimeout;
-  if (result.term_signal) return 128 + *result.term_signal;
-  return result.exit_code.value_or(kExitRefused);
+  return result_status(result);
 }
 
 // --nodes: the least-loaded node runs it; which node and its boundary go with --json.
@@ -103,19 +96,21 @@ int run_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cout << kRunUsage;
+      std::cout << run_usage();
       return 0;
     }
   }
   auto options = parse_run_options(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << kRunUsage;
+    std::cerr << "corral: " << options.error().describe() << "\n" << run_usage();
     return kExitRefused;
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return run_via_daemon(*options);
   if (!options->nodes.empty()) return run_on_nodes(*options);
 
+  // Before the runtime's threads exist, so they inherit the mask (interrupt_watch.hpp).
+  block_interrupts();
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) return refuse(prof.error(), options->json);
@@ -126,10 +121,8 @@ int run_command(const std::vector<std::string>& args) {
   ro.allow_host = options->allow_host;
   auto rt = runtime::start(std::move(ro));
   if (!rt) return refuse(rt.error(), options->json);
-
-  auto result = (*rt)->exec(options->request);
-  if (!result) return refuse(result.error(), options->json);
-  return print_result(*result, options->json);
+  // The runtime's destructor, at return, waits for the lease to be removed.
+  return run_streaming(**rt, *options);
 }
 
 } // namespace corral::cli

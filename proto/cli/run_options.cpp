@@ -7,10 +7,13 @@
 
 #include "config/sizes.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/limit_flags.hpp"
 
 namespace corral::cli {
 
-const char* const kRunUsage = R"(usage: corral run [options] -- PROGRAM [ARGS...]
+namespace {
+
+const char* const kRunUsageHead = R"(usage: corral run [options] -- PROGRAM [ARGS...]
        corral run --lang LANG (--code CODE | --file FILE) [options] [-- ARGS...]
 
 Runs one program inside the configured isolation boundary and mirrors its exit status.
@@ -22,8 +25,6 @@ options:
   --code CODE       the program text for --lang
   --file FILE       read the program text from FILE
   --stdin FILE      feed FILE to the program's stdin ('-' for this process's stdin)
-  --timeout S       seconds before it is terminated (may only tighten the profile)
-  --memory SIZE     memory limit, e.g. 512m (may only tighten the profile)
   --output-cap SIZE bytes kept of each of stdout and stderr, e.g. 1m
   --env KEY=VALUE   set a variable (repeatable); nothing of this shell's environment passes
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
@@ -36,10 +37,20 @@ options:
   --node-key-passphrase-file FILE   the key's passphrase, if it is encrypted (a 0600 file)
   --json            print the whole result as one JSON object
   -v                debug logging on stderr
-
-exit status: the program's own; 128+N when signal N ended it; 124 on timeout;
-125 when corral refused or could not run the request; 127 when the program was not found.
+limits (with --connect they tighten the daemon's profile):
 )";
+
+const char* const kRunUsageTail = R"(
+exit status: the program's own; 128+N when signal N ended it; 124 on timeout;
+125 when corral refused or could not run the request; 126 when the program was found but
+could not be executed; 127 when it was not found; 130, 143 or 129 when corral itself got
+SIGINT, SIGTERM or SIGHUP (the program is ended first). Output streams as it arrives; a
+non-zero ending of corral's making says why in one line on stderr.
+)";
+
+} // namespace
+
+std::string run_usage() { return std::string(kRunUsageHead) + kLimitFlagsUsage + kRunUsageTail; }
 
 namespace {
 
@@ -67,6 +78,8 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       ++i;
       break;
     }
+    if (auto limit = parse_limit_flag(args, i, o.limits); !limit) return limit.error();
+    else if (*limit) continue;
     expected<std::string> v = std::string();
     if (a == "--json") o.json = true;
     else if (a == "--allow-host") o.allow_host = true;
@@ -98,16 +111,6 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       auto passphrase = read_passphrase_file(*v);
       if (!passphrase) return passphrase.error();
       o.node_credentials.passphrase = std::move(*passphrase);
-    } else if (a == "--timeout" && (v = value(a))) {
-      char* end = nullptr;
-      double s = std::strtod(v->c_str(), &end);
-      if (end == v->c_str() || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e7)
-        return make_failure(failure_kind::invalid_request, "--timeout takes a positive number of seconds, not '" + *v + "'");
-      o.request.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(s * 1000)));
-    } else if (a == "--memory" && (v = value(a))) {
-      auto bytes = parse_size(*v);
-      if (!bytes) return bytes.error();
-      o.request.memory_limit_bytes = *bytes;
     } else if (a == "--output-cap" && (v = value(a))) {
       auto bytes = parse_size(*v);
       if (!bytes) return bytes.error();
@@ -126,6 +129,8 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     }
   }
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
+  apply_limit_flags(o.limits, o.request);
+  if (o.limits.timeout) o.request.timeout = o.limits.timeout;
   if (!o.nodes.empty() && !o.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
   if (o.nodes.empty() && !o.node_credentials.empty())

@@ -8,6 +8,7 @@
 #include "config/failure.hpp"
 #include "proto/node_listener.hpp"
 #include "proto/node_tls.hpp"
+#include "proto/cli/limit_flags.hpp"
 
 namespace corral::cli {
 
@@ -18,6 +19,7 @@ struct run_options {
   std::string connect_socket;  // run through this daemon instead of in-process
   std::vector<node_address> nodes;  // or on the least-loaded of these nodes
   node_tls node_credentials;
+  limit_flags limits;  // also copied onto `request`
   bool json = false;
   bool allow_host = false;
   bool verbose = false;
@@ -25,6 +27,6 @@ struct run_options {
 
 expected<run_options> parse_run_options(const std::vector<std::string>& args);
 
-extern const char* const kRunUsage;
+std::string run_usage();
 
 } // namespace corral::cli

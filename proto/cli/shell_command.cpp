@@ -17,6 +17,9 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/ending.hpp"
+#include "proto/cli/interrupt_watch.hpp"
+#include "proto/cli/limit_flags.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "proto/cli/shell_via_daemon.hpp"
 #include "proto/cli/write_all.hpp"
@@ -25,10 +28,12 @@ namespace corral::cli {
 
 namespace {
 
-const char* const kShellUsage = R"(usage: corral shell [options] [-- PROGRAM [ARGS...]]
+const char* const kShellUsageHead = R"(usage: corral shell [options] [-- PROGRAM [ARGS...]]
 
 Opens a terminal inside the boundary running PROGRAM (default /bin/sh) and connects this
-terminal to it. Exit status: the program's own; 128+N when signal N ended it.
+terminal to it. Exit status: the program's own; 128+N when signal N ended it; 124 when
+its lifetime was reached; 130, 143 or 129 when corral got SIGINT, SIGTERM or SIGHUP (the
+terminal is ended and this one restored first).
 
 options:
   --tier T        the boundary (default: the profile's, landlock)
@@ -36,9 +41,12 @@ options:
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
   --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
-                  opt-ins apply; 125 when the daemon goes away)
+                  opt-ins apply; 125 when the daemon goes away; no limit flags)
   -v              debug logging on stderr
+limits (--timeout is the same as --lifetime):
 )";
+
+std::string shell_usage() { return std::string(kShellUsageHead) + kLimitFlagsUsage; }
 
 // Local keystrokes and window changes to the terminal session; returns when asked to stop.
 void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
@@ -76,14 +84,21 @@ int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
   std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
+  limit_flags limits;
   for (std::size_t i = 0; i < args.size(); ++i) {
+    if (auto limit = parse_limit_flag(args, i, limits); !limit) {
+      std::cerr << "corral: " << limit.error().message << "\n" << shell_usage();
+      return kExitRefused;
+    } else if (*limit) {
+      continue;
+    }
     const auto& a = args[i];
     if (a == "--") {
       request.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
       break;
     }
     if (a == "--help" || a == "-h") {
-      std::cout << kShellUsage;
+      std::cout << shell_usage();
       return 0;
     }
     if (a == "--allow-host") allow_host = true;
@@ -97,16 +112,22 @@ int shell_command(const std::vector<std::string>& args) {
         try {
           request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
         } catch (const std::exception&) {
-          std::cerr << "corral: --lifetime needs a number of seconds\n" << kShellUsage;
+          std::cerr << "corral: --lifetime needs a number of seconds\n" << shell_usage();
           return kExitRefused;
         }
       }
     } else {
-      std::cerr << "corral: unknown option or missing value '" << a << "'\n" << kShellUsage;
+      std::cerr << "corral: unknown option or missing value '" << a << "'\n" << shell_usage();
       return kExitRefused;
     }
   }
   configure_logging(verbose);
+  apply_limit_flags(limits, request);
+  if (limits.timeout) request.lifetime = *limits.timeout;
+  if (auto s = limit_flags_need_in_process(limits, connect_socket); !s) {
+    std::cerr << "corral: " << s.error().message << "\n";
+    return kExitRefused;
+  }
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
   if (!connect_socket.empty()) {
@@ -117,6 +138,7 @@ int shell_command(const std::vector<std::string>& args) {
     return shell_via_daemon(request, connect_socket);
   }
 
+  block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
   char cwd[4096];
   auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) {
@@ -135,7 +157,7 @@ int shell_command(const std::vector<std::string>& args) {
   auto terminal = (*rt)->open_terminal(request);
   if (!terminal) {
     std::cerr << "corral: " << terminal.error().describe() << "\n";
-    return terminal.error().message.find("not found") != std::string::npos ? kExitNotFound : kExitRefused;
+    return failure_status(terminal.error());
   }
 
   int status = kExitRefused;
@@ -152,14 +174,22 @@ int shell_command(const std::vector<std::string>& args) {
     self->request(terminal->actor, std::chrono::seconds(30), reattach_atom::value, caf::actor_cast<caf::actor>(self))
         .receive([](std::string& scrollback) { write_all(STDOUT_FILENO, scrollback); }, [](caf::error&) {});
     std::thread input(forward_input, terminal->actor, std::cref(winch), stop[0]);
+    interrupt_watch interrupts(caf::actor_cast<caf::actor>(self));
+    int interrupted_by = 0;
     bool done = false;
-    std::string failure_detail;
+    std::string failure_detail, ending;
     while (!done) {
       self->receive(
           [&](terminal_output& out) { write_all(STDOUT_FILENO, out.bytes); },
+          [&](interrupt_atom, int sig) {
+            if (!interrupted_by) interrupted_by = sig;
+            self->send(terminal->actor, cancel_atom::value);
+          },
           [&](session_ended& e) {
             done = true;
+            ending = session_ending_line(e, "terminal", request.lifetime, request.lifetime);
             if (e.reason == session_end_reason::failed) failure_detail = e.detail;
+            else if (e.reason == session_end_reason::lifetime) status = kExitTimeout;
             else if (e.term_signal) status = 128 + *e.term_signal;
             else status = e.exit_code.value_or(0);
           });
@@ -168,6 +198,11 @@ int shell_command(const std::vector<std::string>& args) {
     input.join();
     restore_tty();
     if (!failure_detail.empty()) std::cerr << "corral: the terminal failed: " << failure_detail << "\n";
+    if (!ending.empty()) std::cerr << ending << "\n";
+    if (interrupted_by) {
+      std::cerr << "corral: got " << signal_name(interrupted_by) << "; the terminal was ended\n";
+      status = 128 + interrupted_by;
+    }
   }
   for (int fd : {stop[0], stop[1]}) ::close(fd);
   rt->reset();

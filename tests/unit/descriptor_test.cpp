@@ -83,7 +83,11 @@ TEST_CASE("the digest has the documented form and covers the canonical dump", "[
 
   CHECK(j["tier"] == "landlock");
   CHECK(j["network"] == "none");
-  CHECK(j["limits"]["memory_bytes"].is_null());
+  CHECK(j["limits"]["memory_bytes"] == default_memory_bytes());
+  CHECK(j["limits"]["pids"] == 512);
+  CHECK(j["limits"]["tmp_bytes"] == 256 * kMiB);
+  CHECK(j["limits"]["shm_bytes"] == 64 * kMiB);
+  CHECK(j["limits"]["scratch_bytes"] == 512 * kMiB);
   CHECK(j["limits"]["timeout_ms"] == 30'000);
   CHECK(j["kernel"]["landlock_abi"] == 4);
   CHECK(j["selected_tier"]["available"] == true);

@@ -119,7 +119,8 @@ int proc(const std::string& target) {
 }
 
 // Device nodes cannot be created in a user namespace: bind the host's few harmless ones.
-int dev(const std::string& target) {
+// `shm_bytes` bounds its /dev/shm (0: the kernel's default, half of RAM).
+int dev(const std::string& target, std::uint64_t shm_bytes) {
   if (int err = tmpfs(target, 1 << 20, "0755")) return err;
   for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
     std::string name = target + "/" + node;
@@ -132,7 +133,7 @@ int dev(const std::string& target) {
   if (::mount("devpts", (root + "/pts").c_str(), "devpts", MS_NOSUID | MS_NOEXEC,
               "newinstance,ptmxmode=0666,mode=0620") < 0)
     return fail("devpts at " + target + "/pts");
-  if (int err = tmpfs(target + "/shm", 0, "1777")) return err;
+  if (int err = tmpfs(target + "/shm", shm_bytes, "1777")) return err;
   struct {
     const char* link;
     const char* to;
@@ -155,7 +156,7 @@ int apply(const mount_entry& m) {
     case mount_kind::rw_bind: return bind(m.source, m.target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
     case mount_kind::tmpfs: return tmpfs(m.target, m.size_bytes, "1777");
     case mount_kind::proc: return proc(m.target);
-    case mount_kind::dev: return dev(m.target);
+    case mount_kind::dev: return dev(m.target, m.size_bytes);
   }
   errno = EINVAL;
   return fail("unknown mount kind");

@@ -1,0 +1,103 @@
+#include "proto/cli/ending.hpp"
+
+#include <csignal>
+#include <cstring>
+
+#include "proto/cli/commands.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+std::string size_text(std::uint64_t bytes) {
+  if (bytes % (1024 * kMiB) == 0) return std::to_string(bytes / (1024 * kMiB)) + " GiB";
+  if (bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+std::string duration_text(std::chrono::milliseconds d) {
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + " s";
+  return std::to_string(d.count()) + " ms";
+}
+
+} // namespace
+
+std::string signal_name(int sig) {
+  if (const char* abbrev = ::sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+  return "signal " + std::to_string(sig);
+}
+
+int failure_status(const failure& f) {
+  if (f.kind != failure_kind::spawn_failed) return kExitRefused;
+  // The helper's exec failure ends "(errno N)"; the PATH search says "not found".
+  auto has = [&](const char* s) { return f.message.find(s) != std::string::npos; };
+  if (has("(errno 13)") || has("(errno 8)")) return kExitNotExecutable;
+  if (has("not found") || has("(errno 2)")) return kExitNotFound;
+  return kExitRefused;
+}
+
+int result_status(const exec_result& r) {
+  if (r.timed_out) return kExitTimeout;
+  if (r.term_signal) return 128 + *r.term_signal;
+  return r.exit_code.value_or(kExitRefused);
+}
+
+std::string ending_line(const exec_result& r, const limits& effective) {
+  auto killed = [&] { return r.term_signal ? " (" + signal_name(*r.term_signal) + ")" : std::string(); };
+  switch (r.how) {
+    case verdict::timed_out:
+      return "corral: timed out after " + duration_text(effective.timeout) +
+             " and was terminated (--timeout, or timeout under [sandbox.limits])";
+    case verdict::out_of_memory:
+      return "corral: out of memory: the memory limit of " +
+             (effective.memory_bytes ? size_text(*effective.memory_bytes) : std::string("the cgroup")) +
+             " was reached" + killed() + " (--memory, or memory under [sandbox.limits])";
+    case verdict::pids_limit:
+      return "corral: the pids limit of " + (effective.pids ? std::to_string(*effective.pids) : std::string("?")) +
+             " processes was reached (--pids, or pids under [sandbox.limits])";
+    case verdict::compile_failed:
+      return "corral: compile error (the compiler exited with " +
+             (r.term_signal ? signal_name(*r.term_signal) : "status " + std::to_string(r.exit_code.value_or(-1))) +
+             "); the program did not run";
+    case verdict::signaled: {
+      int sig = r.term_signal.value_or(0);
+      std::string why = sig == SIGXFSZ ? ": a file reached the file size limit" : "";
+      return "corral: the program was killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")" + why;
+    }
+    case verdict::cancelled: return "corral: the execution was cancelled" + killed();
+    case verdict::exited:
+    case verdict::output_truncated: break;
+  }
+  return "";
+}
+
+std::string session_ending_line(const session_ended& e, const char* what, std::chrono::milliseconds lifetime,
+                                std::chrono::milliseconds idle) {
+  std::string the = std::string("the ") + what;
+  switch (e.reason) {
+    case session_end_reason::lifetime:
+      return "corral: " + the + "'s lifetime of " + duration_text(lifetime) + " was reached; it was ended";
+    case session_end_reason::idle:
+      return "corral: no message either way for " + duration_text(idle) + " (--idle); " + the + " was ended";
+    case session_end_reason::exited:
+      if (e.term_signal)
+        return "corral: " + the + " was killed by signal " + std::to_string(*e.term_signal) + " (" +
+               signal_name(*e.term_signal) + ")";
+      break;
+    case session_end_reason::closed:
+    case session_end_reason::cancelled:
+    case session_end_reason::failed: break;
+  }
+  return "";
+}
+
+std::string truncation_lines(const exec_result& r, std::uint64_t cap) {
+  std::string out;
+  for (auto [name, s] : {std::pair{"stdout", &r.out}, std::pair{"stderr", &r.err}})
+    if (s->truncated)
+      out += std::string("corral: ") + name + " truncated at " + std::to_string(cap) + " bytes; " +
+             std::to_string(s->dropped_bytes) + " bytes dropped (--output-cap, or output_cap under [sandbox.limits])\n";
+  return out;
+}
+
+} // namespace corral::cli
