@@ -7,6 +7,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "actors/exec_result.hpp"
 #include "actors/session_messages.hpp"
 #include "config/failure.hpp"
@@ -23,8 +25,12 @@ int failure_status(const failure& f);
 int result_status(const exec_result& r);
 
 // "corral: …" when corral (a limit, the timeout) or a signal ended the program, or its
-// compile step failed; empty when the program ended by itself. `effective` names the limits.
-std::string ending_line(const exec_result& r, const limits& effective);
+// compile step failed; empty when the program ended by itself. `effective` names the limits
+// (null: not known here, as for a daemon's execution).
+std::string ending_line(const exec_result& r, const limits* effective);
+
+// The parts of a result JSON (proto/result_json.hpp) that ending_line and result_status read.
+exec_result ending_of(const nlohmann::json& result);
 
 // "corral: stdout truncated at N bytes; M bytes dropped …" for each truncated stream; empty
 // when nothing was dropped. Text mode only: --json carries the flags and counts.

@@ -91,7 +91,7 @@ int run_streaming(runtime& rt, const run_options& options) {
   if (options.json) std::cout << to_json(r).dump() << "\n";
   else std::cerr << truncation_lines(r, effective.output_cap);
   for (auto& n : r.not_enforced) spdlog::debug("not enforced by tier {}: {}", r.tier, n);
-  if (auto line = ending_line(r, effective); !line.empty()) std::cerr << line << "\n";
+  if (auto line = ending_line(r, &effective); !line.empty()) std::cerr << line << "\n";
   return result_status(r);
 }
 
