@@ -371,6 +371,19 @@ TEST_CASE("with no profile, 4 GiB written into /work, /tmp or /dev/shm stops at 
   }
 }
 
+TEST_CASE("what a program writes into its /tmp counts against its memory limit", "[endings][defaults][landlock]") {
+  REQUIRE_LANDLOCK();
+  // 200 MiB fits /tmp's 256 MiB but not a 64 MiB memory limit: tmpfs pages are charged to
+  // the memory cgroup of the writer.
+  auto r = run_to_end({"run", "--json", "--memory", "64m", "--", "sh", "-c",
+                       "head -c 200M /dev/zero > /tmp/f; echo status=$?"});
+  INFO(r.out << r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["verdict"] == "out_of_memory");
+  CHECK(j["usage"]["peak_memory_bytes"] <= 64 * kMiB);
+  CHECK(r.err.find("corral: out of memory: the memory limit of 64 MiB was reached") != std::string::npos);
+}
+
 TEST_CASE("output streams to a pipe while the program still runs, each stream to its own", "[endings][stream]") {
   temp_dir cwd{"corral-endings-cwd-"};
   cli_child c({"run", "--tier", "host", "--allow-host", "--", "sh", "-c", "echo first; echo to-err >&2; sleep 20"},
