@@ -371,6 +371,15 @@ TEST_CASE("with no profile, 4 GiB written into /work, /tmp or /dev/shm stops at 
   }
 }
 
+TEST_CASE("a program that fails on a full tmpfs gets a line naming the bounds", "[endings][defaults][landlock]") {
+  REQUIRE_LANDLOCK();
+  auto r = run_to_end({"run", "--", "sh", "-c", "head -c 4G /dev/zero > /dev/shm/fill"});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(r.err.find("corral: a write failed for want of space: /work holds at most 512 MiB, /tmp 256 MiB and "
+                   "/dev/shm 64 MiB") != std::string::npos);
+}
+
 TEST_CASE("what a program writes into its /tmp counts against its memory limit", "[endings][defaults][landlock]") {
   REQUIRE_LANDLOCK();
   // 200 MiB fits /tmp's 256 MiB but not a 64 MiB memory limit: tmpfs pages are charged to

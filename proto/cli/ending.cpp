@@ -1,5 +1,6 @@
 #include "proto/cli/ending.hpp"
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -104,6 +105,17 @@ exec_result ending_of(const nlohmann::json& result) {
   if (auto code = result.find("exit_code"); code != result.end() && code->is_number_integer())
     r.exit_code = code->get<int>();
   return r;
+}
+
+bool mentions_full_filesystem(std::string_view piece) {
+  return piece.find(std::strerror(ENOSPC)) != std::string_view::npos ||
+         piece.find(std::strerror(EFBIG)) != std::string_view::npos;
+}
+
+std::string full_filesystem_line(const limits& effective) {
+  return "corral: a write failed for want of space: /work holds at most " + size_text(effective.scratch_bytes) +
+         ", /tmp " + size_text(effective.tmp_bytes) + " and /dev/shm " + size_text(effective.shm_bytes) +
+         ", all within the memory limit (scratch_size, tmp_size, shm_size under [sandbox.limits])";
 }
 
 std::string truncation_lines(const exec_result& r, std::uint64_t cap) {
