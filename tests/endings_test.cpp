@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -36,7 +37,9 @@ namespace {
 // and collect everything at the end. Every wait is bounded; the destructor SIGKILLs.
 class cli_child {
 public:
-  explicit cli_child(std::vector<std::string> args, const std::string& cwd) {
+  // `hold_stdin`: its stdin is a pipe we keep open (an MCP client that has not finished);
+  // otherwise /dev/null.
+  cli_child(std::vector<std::string> args, const std::string& cwd, bool hold_stdin = false) {
     args.insert(args.begin(), CORRAL_TEST_CLI);
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e)
@@ -47,12 +50,14 @@ public:
     argv.push_back(nullptr);
     for (auto& e : env) envp.push_back(e.data());
     envp.push_back(nullptr);
-    int out[2], err[2];
+    int out[2], err[2], in[2] = {-1, -1};
     REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
     REQUIRE(::pipe2(err, O_CLOEXEC) == 0);
+    if (hold_stdin) REQUIRE(::pipe2(in, O_CLOEXEC) == 0);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    if (hold_stdin) posix_spawn_file_actions_adddup2(&fa, in[0], STDIN_FILENO);
+    else posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, out[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, err[1], STDERR_FILENO);
     posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
@@ -60,6 +65,8 @@ public:
     posix_spawn_file_actions_destroy(&fa);
     ::close(out[1]);
     ::close(err[1]);
+    if (hold_stdin) ::close(in[0]);
+    stdin_ = in[1];
     fds_[0] = out[0];
     fds_[1] = err[0];
     REQUIRE(rc == 0);
@@ -69,7 +76,7 @@ public:
       ::kill(pid_, SIGKILL);
       ::waitpid(pid_, nullptr, 0);
     }
-    for (int fd : fds_)
+    for (int fd : {fds_[0], fds_[1], stdin_})
       if (fd >= 0) ::close(fd);
   }
 
@@ -129,6 +136,7 @@ private:
 
   pid_t pid_ = -1;
   int fds_[2] = {-1, -1};
+  int stdin_ = -1;
   bool reaped_ = false;
 };
 
@@ -177,7 +185,8 @@ std::vector<std::string> cgroups_left(const std::string& id) {
   return left;
 }
 
-// Processes whose command line holds `token` (the test's own unique sleep).
+// The processes running `sleep <token>` (the test's own unique sleep; not the CLI, whose
+// own command line holds the token too).
 std::vector<int> processes_with(const std::string& token) {
   std::vector<int> found;
   std::error_code ec;
@@ -186,9 +195,21 @@ std::vector<int> processes_with(const std::string& token) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     std::ifstream f(e.path() / "cmdline", std::ios::binary);
     std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (cmd.find(token) != std::string::npos) found.push_back(std::stoi(name));
+    auto nul = cmd.find('\0');
+    if (nul == std::string::npos) continue;
+    auto program = cmd.substr(0, nul);
+    bool sleep = program == "sleep" || (program.size() > 6 && program.compare(program.size() - 6, 6, "/sleep") == 0);
+    if (sleep && cmd.compare(nul + 1, token.size() + 1, token + '\0') == 0) found.push_back(std::stoi(name));
   }
   return found;
+}
+
+// True once `sleep <token>` runs (its shell forks and execs it after the line we read).
+bool sleeping_soon(const std::string& token) {
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (processes_with(token).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(20ms);
+  return !processes_with(token).empty();
 }
 
 // A sleep duration nobody else runs: how a test finds its own program among the machine's.
@@ -233,6 +254,15 @@ TEST_CASE("limit flags: bad units and absurd values are refused naming the floor
       CHECK(r.err.find(flag[0]) != std::string::npos);
       CHECK(r.err.find(says) != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("mcp and shell refuse limit flags with --connect, where the daemon's profile applies", "[endings][flags]") {
+  for (std::string command : {"mcp", "shell"}) {
+    auto r = run_to_end({command, "--connect", "/nonexistent/corral.sock", "--pids", "8", "--", "/bin/echo", "ran"}, 20s);
+    INFO(command << ": " << r.err);
+    CHECK(r.status == 125);
+    CHECK(r.err.find("with --connect the daemon's profile sets the limits") != std::string::npos);
   }
 }
 
@@ -341,6 +371,28 @@ TEST_CASE("with no profile, 4 GiB written into /work, /tmp or /dev/shm stops at 
   }
 }
 
+TEST_CASE("a program that fails on a full tmpfs gets a line naming the bounds", "[endings][defaults][landlock]") {
+  REQUIRE_LANDLOCK();
+  auto r = run_to_end({"run", "--", "sh", "-c", "head -c 4G /dev/zero > /dev/shm/fill"});
+  CHECK(r.status == 1);
+  CHECK(r.err.find("No space left on device") != std::string::npos);
+  CHECK(r.err.find("corral: a write failed for want of space: /work holds at most 512 MiB, /tmp 256 MiB and "
+                   "/dev/shm 64 MiB") != std::string::npos);
+}
+
+TEST_CASE("what a program writes into its /tmp counts against its memory limit", "[endings][defaults][landlock]") {
+  REQUIRE_LANDLOCK();
+  // 200 MiB fits /tmp's 256 MiB but not a 64 MiB memory limit: tmpfs pages are charged to
+  // the memory cgroup of the writer.
+  auto r = run_to_end({"run", "--json", "--memory", "64m", "--", "sh", "-c",
+                       "head -c 200M /dev/zero > /tmp/f; echo status=$?"});
+  INFO(r.out << r.err);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["verdict"] == "out_of_memory");
+  CHECK(j["usage"]["peak_memory_bytes"] <= 64 * kMiB);
+  CHECK(r.err.find("corral: out of memory: the memory limit of 64 MiB was reached") != std::string::npos);
+}
+
 TEST_CASE("output streams to a pipe while the program still runs, each stream to its own", "[endings][stream]") {
   temp_dir cwd{"corral-endings-cwd-"};
   cli_child c({"run", "--tier", "host", "--allow-host", "--", "sh", "-c", "echo first; echo to-err >&2; sleep 20"},
@@ -364,7 +416,7 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP to corral run end the program, print what 
     temp_dir cwd{"corral-endings-cwd-"};
     cli_child c({"run", "-v", "--", "sh", "-c", "echo ran; sleep " + token}, cwd.path());
     REQUIRE(c.first_line(30s) == "ran\n");
-    REQUIRE_FALSE(processes_with(token).empty());  // the attempt: it is running now
+    REQUIRE(sleeping_soon(token));  // the attempt: it is running now
     c.signal(sig);
     CHECK(c.finish(30s) == 128 + sig);
     CHECK(c.out == "ran\n");
@@ -397,6 +449,22 @@ TEST_CASE("a second SIGINT kills at once where the first waits for the grace", "
   CHECK(c.finish(15s) == 130);
   CHECK(std::chrono::steady_clock::now() - start < 10s);
   CHECK(processes_with(token).empty());
+}
+
+TEST_CASE("SIGTERM to corral mcp and corral shell ends the session and says so", "[endings][signals][landlock]") {
+  REQUIRE_LANDLOCK();
+  for (std::string command : {"mcp", "shell"}) {
+    INFO(command);
+    auto token = unique_sleep();
+    temp_dir cwd{"corral-endings-cwd-"};
+    cli_child c({command, "--", "sh", "-c", "echo ready >&2; sleep " + token}, cwd.path(), command == "mcp");
+    REQUIRE(sleeping_soon(token));
+    c.signal(SIGTERM);
+    CHECK(c.finish(30s) == 143);
+    CHECK(c.err.find("corral: got SIGTERM; the " + std::string(command == "mcp" ? "server" : "terminal") +
+                     " was ended") != std::string::npos);
+    CHECK(processes_with(token).empty());
+  }
 }
 
 TEST_CASE("a file that is found but not executable exits 126", "[endings][exit]") {

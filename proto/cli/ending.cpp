@@ -1,5 +1,6 @@
 #include "proto/cli/ending.hpp"
 
+#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -42,19 +43,21 @@ int result_status(const exec_result& r) {
   return r.exit_code.value_or(kExitRefused);
 }
 
-std::string ending_line(const exec_result& r, const limits& effective) {
+std::string ending_line(const exec_result& r, const limits* effective) {
+  auto of = [](const std::string& what) { return what.empty() ? std::string() : " of " + what; };
   auto killed = [&] { return r.term_signal ? " (" + signal_name(*r.term_signal) + ")" : std::string(); };
   switch (r.how) {
     case verdict::timed_out:
-      return "corral: timed out after " + duration_text(effective.timeout) +
+      return "corral: timed out" + (effective ? " after " + duration_text(effective->timeout) : std::string()) +
              " and was terminated (--timeout, or timeout under [sandbox.limits])";
     case verdict::out_of_memory:
-      return "corral: out of memory: the memory limit of " +
-             (effective.memory_bytes ? size_text(*effective.memory_bytes) : std::string("the cgroup")) +
-             " was reached" + killed() + " (--memory, or memory under [sandbox.limits])";
+      return "corral: out of memory: the memory limit" +
+             of(effective && effective->memory_bytes ? size_text(*effective->memory_bytes) : "") + " was reached" +
+             killed() + " (--memory, or memory under [sandbox.limits])";
     case verdict::pids_limit:
-      return "corral: the pids limit of " + (effective.pids ? std::to_string(*effective.pids) : std::string("?")) +
-             " processes was reached (--pids, or pids under [sandbox.limits])";
+      return "corral: the pids limit" +
+             of(effective && effective->pids ? std::to_string(*effective->pids) + " processes" : "") +
+             " was reached (--pids, or pids under [sandbox.limits])";
     case verdict::compile_failed:
       return "corral: compile error (the compiler exited with " +
              (r.term_signal ? signal_name(*r.term_signal) : "status " + std::to_string(r.exit_code.value_or(-1))) +
@@ -89,6 +92,30 @@ std::string session_ending_line(const session_ended& e, const char* what, std::c
     case session_end_reason::failed: break;
   }
   return "";
+}
+
+exec_result ending_of(const nlohmann::json& result) {
+  exec_result r;
+  auto verdict_name = result.value("verdict", std::string());
+  for (auto v : {verdict::exited, verdict::signaled, verdict::timed_out, verdict::out_of_memory, verdict::pids_limit,
+                 verdict::output_truncated, verdict::compile_failed, verdict::cancelled})
+    if (verdict_name == to_string(v)) r.how = v;
+  r.timed_out = result.value("timed_out", false);
+  if (auto sig = result.find("signal"); sig != result.end() && sig->is_number_integer()) r.term_signal = sig->get<int>();
+  if (auto code = result.find("exit_code"); code != result.end() && code->is_number_integer())
+    r.exit_code = code->get<int>();
+  return r;
+}
+
+bool mentions_full_filesystem(std::string_view piece) {
+  return piece.find(std::strerror(ENOSPC)) != std::string_view::npos ||
+         piece.find(std::strerror(EFBIG)) != std::string_view::npos;
+}
+
+std::string full_filesystem_line(const limits& effective) {
+  return "corral: a write failed for want of space: /work holds at most " + size_text(effective.scratch_bytes) +
+         ", /tmp " + size_text(effective.tmp_bytes) + " and /dev/shm " + size_text(effective.shm_bytes) +
+         ", all within the memory limit (scratch_size, tmp_size, shm_size under [sandbox.limits])";
 }
 
 std::string truncation_lines(const exec_result& r, std::uint64_t cap) {

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
 
 #include "actors/exec_result.hpp"
 #include "actors/session_messages.hpp"
@@ -23,8 +26,18 @@ int failure_status(const failure& f);
 int result_status(const exec_result& r);
 
 // "corral: …" when corral (a limit, the timeout) or a signal ended the program, or its
-// compile step failed; empty when the program ended by itself. `effective` names the limits.
-std::string ending_line(const exec_result& r, const limits& effective);
+// compile step failed; empty when the program ended by itself. `effective` names the limits
+// (null: not known here, as for a daemon's execution).
+std::string ending_line(const exec_result& r, const limits* effective);
+
+// The parts of a result JSON (proto/result_json.hpp) that ending_line and result_status read.
+exec_result ending_of(const nlohmann::json& result);
+
+// For a program that failed after its stderr said "No space left on device" or "File too
+// large": the bounds it most likely met. A hint read from the program's own words (corral
+// cannot see a failed write inside the jail), so it names the bounds, not a certainty.
+std::string full_filesystem_line(const limits& effective);
+bool mentions_full_filesystem(std::string_view stderr_piece);
 
 // "corral: stdout truncated at N bytes; M bytes dropped …" for each truncated stream; empty
 // when nothing was dropped. Text mode only: --json carries the flags and counts.

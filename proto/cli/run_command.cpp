@@ -56,10 +56,9 @@ int run_via_daemon(const run_options& options) {
   if (!result) return refuse(result.error(), options.json);
   if (options.json) std::cout << result->dump() << "\n";
   else print_truncation_notices(*result);
-  if (result->value("timed_out", false)) return kExitTimeout;
-  if (auto sig = result->find("signal"); sig != result->end() && sig->is_number_integer()) return 128 + sig->get<int>();
-  if (auto code = result->find("exit_code"); code != result->end() && code->is_number_integer()) return code->get<int>();
-  return kExitRefused;
+  auto ending = ending_of(*result);
+  if (auto line = ending_line(ending, nullptr); !line.empty()) std::cerr << line << "\n";
+  return result_status(ending);
 }
 
 int print_result(const exec_result& result, bool json, nlohmann::json extra = nlohmann::json::object()) {
@@ -85,6 +84,7 @@ int run_on_nodes(const run_options& options) {
   auto placed = (*pool)->exec(options.request);
   if (!placed) return refuse(placed.error(), options.json);
   spdlog::debug("ran on node {} ({})", placed->node, placed->digest);
+  if (auto line = ending_line(placed->result, nullptr); !line.empty()) std::cerr << line << "\n";
   nlohmann::json extra{{"node", placed->node}};
   extra["node_descriptor"] = nlohmann::json::parse(placed->descriptor, nullptr, false);
   return print_result(placed->result, options.json, extra);

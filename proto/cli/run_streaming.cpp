@@ -37,6 +37,7 @@ int run_streaming(runtime& rt, const run_options& options) {
   // Also in --json mode: execution_started is what hands us the execution to cancel.
   request.live_output = me;
   std::optional<exec_outcome> outcome;
+  bool full_filesystem = false;  // its stderr said ENOSPC or EFBIG (see full_filesystem_line)
   {
     interrupt_watch interrupts(me);  // gone before the system: its thread sends to `self`
     rt.exec_async(request, [me](expected<exec_result> r) {
@@ -62,6 +63,7 @@ int run_streaming(runtime& rt, const run_options& options) {
           [&](output_chunk& chunk) {
             if (!options.json)
               write_all(chunk.stream == stream_kind::err ? STDERR_FILENO : STDOUT_FILENO, chunk.bytes);
+            if (chunk.stream == stream_kind::err) full_filesystem = full_filesystem || mentions_full_filesystem(chunk.bytes);
             self->send(caf::actor_cast<caf::actor>(self->current_sender()), ack_atom::value,
                        static_cast<std::uint64_t>(chunk.bytes.size()));
           },
@@ -91,7 +93,8 @@ int run_streaming(runtime& rt, const run_options& options) {
   if (options.json) std::cout << to_json(r).dump() << "\n";
   else std::cerr << truncation_lines(r, effective.output_cap);
   for (auto& n : r.not_enforced) spdlog::debug("not enforced by tier {}: {}", r.tier, n);
-  if (auto line = ending_line(r, effective); !line.empty()) std::cerr << line << "\n";
+  if (auto line = ending_line(r, &effective); !line.empty()) std::cerr << line << "\n";
+  else if (full_filesystem && result_status(r) != 0) std::cerr << full_filesystem_line(effective) << "\n";
   return result_status(r);
 }
 
