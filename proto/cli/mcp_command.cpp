@@ -18,6 +18,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 
@@ -46,6 +47,7 @@ options:
 
 struct mcp_options {
   session_request request;
+  boundary_grants grants;
   std::string config_path;
   std::string connect_socket;
   bool allow_host = false;
@@ -83,14 +85,19 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
       } catch (const std::exception&) {
         return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + *v + "'");
       }
-    } else {
+    } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
+      return grant.error();
+    } else if (!*grant) {
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
     }
   }
   if (o.request.argv.empty())
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
-  if (!o.connect_socket.empty())
+  if (!o.connect_socket.empty()) {
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
+    if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
+    o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
+  }
   return o;
 }
 
@@ -141,20 +148,19 @@ int mcp_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cerr << kMcpUsage;  // stdout belongs to the protocol, even here
+      std::cerr << kMcpUsage << kGrantsHeading << kGrantUsage;  // stdout belongs to the protocol, even here
       return 0;
     }
   }
   auto options = parse(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << kMcpUsage;
+    std::cerr << "corral: " << options.error().describe() << "\n" << kMcpUsage << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return mcp_via_daemon(options->request, options->connect_socket);
 
-  char cwd[4096];
-  auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
     return kExitRefused;

@@ -8,6 +8,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
@@ -103,21 +104,20 @@ int run_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cout << kRunUsage;
+      std::cout << kRunUsage << kGrantsHeading << kGrantUsage;
       return 0;
     }
   }
   auto options = parse_run_options(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << kRunUsage;
+    std::cerr << "corral: " << options.error().describe() << "\n" << kRunUsage << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return run_via_daemon(*options);
   if (!options->nodes.empty()) return run_on_nodes(*options);
 
-  char cwd[4096];
-  auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) return refuse(prof.error(), options->json);
 
   runtime_options ro;

@@ -17,6 +17,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "proto/cli/shell_via_daemon.hpp"
 #include "proto/cli/write_all.hpp"
@@ -74,6 +75,7 @@ void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
 
 int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
+  boundary_grants grants;
   std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -83,9 +85,15 @@ int shell_command(const std::vector<std::string>& args) {
       break;
     }
     if (a == "--help" || a == "-h") {
-      std::cout << kShellUsage;
+      std::cout << kShellUsage << kGrantsHeading << kGrantUsage;
       return 0;
     }
+    auto grant = take_grant_flag(args, i, grants);
+    if (!grant) {
+      std::cerr << "corral: " << grant.error().message << "\n";
+      return kExitRefused;
+    }
+    if (*grant) continue;
     if (a == "--allow-host") allow_host = true;
     else if (a == "-v") verbose = true;
     else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
@@ -110,15 +118,16 @@ int shell_command(const std::vector<std::string>& args) {
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
   if (!connect_socket.empty()) {
-    if (auto s = connect_excludes_local_options(config_path, allow_host); !s) {
+    for (auto s : {connect_excludes_local_options(config_path, allow_host), connect_excludes_grants(grants)}) {
+      if (s) continue;
       std::cerr << "corral: " << s.error().message << "\n";
       return kExitRefused;
     }
+    request.env.insert(grants.env.begin(), grants.env.end());  // a request may set variables
     return shell_via_daemon(request, connect_socket);
   }
 
-  char cwd[4096];
-  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(config_path, grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
     return kExitRefused;
