@@ -55,6 +55,7 @@ struct exec_result {
   std::string tier;                       // the tier that ran it
   std::string isolation;                  // the isolation class that actually applied
   std::vector<std::string> not_enforced;  // requested limits this tier did not enforce
+  std::vector<std::string> masked;        // protected paths covered in the view: "PATH (how: what)"
   resource_usage usage;
   std::vector<setup_step> steps;  // of every step (compile, then run), in order
 };

@@ -89,6 +89,7 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
   r.tier = st.plan.boundary->name();
   r.isolation = st.isolation;
   r.not_enforced = st.not_enforced;
+  r.masked = st.masked;
   close_phase(st, closing_step);
   r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
@@ -198,6 +199,7 @@ launch_request step_request(const execution_state& st, const exec_step& step) {
   request.scratch_dir = st.plan.scratch_dir;
   request.effective = st.plan.effective;
   request.caller_path = st.plan.caller_path;
+  request.start_in_scratch = step.in_scratch;
   return request;
 }
 
@@ -212,6 +214,7 @@ status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, 
                         "the warm jail was armed with another boundary than this request's plan asks for; "
                         "it was retired unused");
   st.isolation = plan->isolation;
+  st.masked = plan->masked;
   for (auto& n : plan->not_enforced) st.not_enforced.push_back(n);
   auto cap = st.plan.effective.output_cap;
   bool live = static_cast<bool>(st.plan.live_output);
@@ -266,6 +269,7 @@ void start_step(self_ptr self) {
           return reply_failure(self, planned.error);
         }
         s.isolation = planned.isolation;
+        s.masked = planned.masked;
         for (auto& n : planned.not_enforced) s.not_enforced.push_back(n);
       });
 }

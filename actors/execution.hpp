@@ -31,6 +31,7 @@ struct exec_step {
   std::vector<std::string> argv;
   std::map<std::string, std::string> env;
   bool compile = false;  // a failed compile ends the execution with compile_failed
+  bool in_scratch = false;  // its source file is in the scratch dir: start there
 };
 
 struct execution_plan {

@@ -98,6 +98,15 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                         "stdin is " + std::to_string(r.stdin_data->size()) +
                             " bytes; the profile allows at most " + std::to_string(effective->stdin_cap));
 
+  // Fail closed: a tier that shows the roots without the masks would expose the .git or
+  // the config file they cover.
+  if (!ctx.boundary->builds_masked_view() && (!prof.masks.empty() || !prof.working_dir.empty()))
+    return make_failure(failure_kind::tier_unavailable,
+                        "the " + ctx.boundary->name() + " tier cannot hold this profile: " +
+                            (prof.masks.empty() ? std::string("a working directory inside the view (--cwd, --here)")
+                                                : "masks over protected paths inside its roots (" +
+                                                      prof.masks.front().virtual_path + ")") +
+                            " is built by the landlock tier only; use --tier landlock, or narrow the roots");
   auto lang = prof.languages.find(r.language);
   if (!lang) return lang.error();
 
@@ -135,12 +144,12 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   if (!lang->compile.empty()) {
     auto compile_env = toolchain_env(lang->compile_env_allowlist);
     for (auto& [k, v] : env) compile_env[k] = v;
-    plan.steps.push_back({expand_placeholders(lang->compile, src, bin, r.code), compile_env, true});
+    plan.steps.push_back({expand_placeholders(lang->compile, src, bin, r.code), compile_env, true, true});
   }
   auto run = expand_placeholders(lang->run, src, bin, r.code);
   // Extra argv after the language's own: arguments for the program.
   for (auto& a : r.argv) run.push_back(a);
-  plan.steps.push_back({run, env, false});
+  plan.steps.push_back({run, env, false, !src.empty() || !lang->compile.empty()});
   return plan;
 }
 

@@ -49,6 +49,7 @@ struct execution_state {
 
   std::vector<std::string> not_enforced;
   std::string isolation;
+  std::vector<std::string> masked;  // protected paths the view covered (the tier's plan)
   // Where the time went: the runtime's own phases (lease, spawn, lease_finish) around the
   // helper's setup steps, as reported.
   std::vector<setup_step> steps;

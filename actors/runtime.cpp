@@ -133,8 +133,8 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
                  swept.swept, swept.refused, swept.orphans_removed, scratch.removed);
   for (auto& e : scratch.errors) spdlog::warn("sweeping scratch dirs: {}", e);
 
-  // The state dir holds lease records and scratch dirs: no root may expose it.
-  if (auto s = check_protected(options.prof, {p->state_dir}); !s) return s.error();
+  // The state dir holds lease records and scratch dirs: a root holding it has it hidden.
+  if (auto s = mask_protected(options.prof, {p->state_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
   p->registry = build_default_tiers(*p->prof, p->features);
 

@@ -10,7 +10,7 @@ caf::behavior spawner(caf::event_based_actor*, io_loop* io, std::shared_ptr<cons
   return {
       [=](spawn_order& order) -> spawn_planned {
         auto plan = boundary->plan(order.request, order.grant);
-        if (!plan) return {false, plan.error(), {}, {}};
+        if (!plan) return {false, plan.error(), {}, {}, {}};
         spawn_command cmd;
         cmd.id = order.id;
         cmd.program = helper_path;
@@ -21,7 +21,7 @@ caf::behavior spawner(caf::event_based_actor*, io_loop* io, std::shared_ptr<cons
         cmd.out = std::move(order.out);
         cmd.err = std::move(order.err);
         io->spawn(std::move(cmd));
-        return {true, {}, plan->not_enforced, plan->isolation};
+        return {true, {}, plan->not_enforced, plan->isolation, plan->masked};
       },
   };
 }

@@ -35,6 +35,7 @@ struct spawn_planned {
   failure error;
   std::vector<std::string> not_enforced;
   std::string isolation;
+  std::vector<std::string> masked;
 };
 
 caf::behavior spawner(caf::event_based_actor* self, io_loop* io,

@@ -19,6 +19,19 @@ struct root_grant {
   bool writable = false;     // source roots are read-only; output roots writable
 };
 
+// A protected path inside a granted root, covered in the view rather than refused
+// (config/protected_paths.hpp): .git stays readable but read-only, as codex keeps it; the
+// config file, sandbox.protected_paths entries and the runtime's state dir are hidden
+// (an empty read-only file or directory over them).
+enum class mask_kind { read_only, hidden };
+
+struct path_mask {
+  std::string host_path;     // resolved
+  std::string virtual_path;  // where its root shows it
+  mask_kind kind = mask_kind::hidden;
+  std::string what;          // "a .git directory", "the config file", ...
+};
+
 // What happens when a request asks for more than the profile allows.
 enum class widen_policy { refuse, clamp };
 
@@ -62,7 +75,10 @@ struct profile {
   std::map<std::string, std::string> env;  // the policy's environment (request overrides)
   std::vector<root_grant> source_roots;
   std::vector<root_grant> output_roots;
-  std::vector<std::string> protected_paths;  // never exposed, nor any parent or child
+  std::vector<std::string> protected_paths;  // never exposed: masked inside a root, refused as one
+  std::vector<path_mask> masks;              // computed from the roots and the protected paths
+  // Where programs start, inside the view (--cwd, --here); empty: the scratch dir.
+  std::string working_dir;
   network_mode network = network_mode::none;
   landlock_settings landlock;
   gvisor_settings gvisor;

@@ -1,7 +1,7 @@
 #include "config/protected_paths.hpp"
 
 #include <filesystem>
-#include <optional>
+#include <sys/stat.h>
 
 namespace corral {
 
@@ -12,6 +12,7 @@ namespace {
 struct protected_path {
   std::string path;  // resolved
   std::string what;  // for the message: "the config file", "a .git directory", ...
+  mask_kind kind = mask_kind::hidden;
 };
 
 // True when `inner` is `outer` or lies below it; both resolved.
@@ -22,22 +23,31 @@ bool within(const std::string& inner, const std::string& outer) {
          inner[outer.size()] == '/';
 }
 
+bool exists(const std::string& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0;
+}
+
 bool is_dir(const fs::path& p) {
   std::error_code ec;
   return fs::is_directory(p, ec);
 }
 
+protected_path git_at(const std::string& path) {
+  return {resolve_for_comparison(path), "a .git directory", mask_kind::read_only};
+}
+
 // .git directories at or above `dir`: a root inside one (say .git/hooks) exposes it.
 void add_git_at_or_above(const std::string& dir, std::vector<protected_path>& out) {
   for (fs::path d = dir;; d = d.parent_path()) {
-    if (is_dir(d / ".git")) out.push_back({resolve_for_comparison((d / ".git").string()), "a .git directory"});
+    if (is_dir(d / ".git")) out.push_back(git_at((d / ".git").string()));
     if (d == d.parent_path() || d.empty()) break;
   }
 }
 
-// The first .git directory below `root`, within the scan bounds. Symlinks are not
-// followed: inside the boundary a symlink resolves in the child's view, not the host's.
-std::optional<std::string> find_nested_git(const std::string& root) {
+// The .git directories below `root`, within the scan bounds. Symlinks are not followed:
+// inside the boundary a symlink resolves in the child's view, not the host's.
+void add_nested_git(const std::string& root, std::vector<protected_path>& out) {
   std::error_code ec;
   fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
   std::size_t visited = 0;
@@ -47,24 +57,44 @@ std::optional<std::string> find_nested_git(const std::string& root) {
     std::error_code type_ec;
     bool dir = entry.is_directory(type_ec) && !entry.is_symlink(type_ec);
     if (!dir) continue;
-    if (entry.path().filename() == ".git") return entry.path().string();
+    if (entry.path().filename() == ".git") {
+      out.push_back(git_at(entry.path().string()));
+      it.disable_recursion_pending();  // the mask covers everything below
+      continue;
+    }
     if (it.depth() + 1 >= kGitScanDepth) it.disable_recursion_pending();
   }
-  return std::nullopt;
 }
 
-std::string relation(const std::string& root, const std::string& prot) {
-  if (root == prot) return "is";
-  return within(prot, root) ? "contains" : "lies inside";
+struct root_ref {
+  const char* kind;
+  const root_grant* grant;
+  std::string resolved;
+};
+
+failure refused(const root_ref& r, const protected_path& prot, const std::string& relation, const std::string& why) {
+  return make_failure(failure_kind::config_error, std::string(r.kind) + " root '" + r.resolved + "' (seen at " +
+                                                      r.grant->virtual_path + ") " + relation + " " + prot.what +
+                                                      " '" + prot.path + "' (symlinks resolved): " + why);
 }
 
-failure exposed(const char* kind, const root_grant& g, const std::string& root,
-                const protected_path& prot) {
-  return make_failure(failure_kind::config_error,
-                      std::string(kind) + " root '" + root + "' (seen at " + g.virtual_path + ") " +
-                          relation(root, prot.path) + " " + prot.what + " '" + prot.path +
-                          "' (symlinks resolved): a root may not equal, contain or lie inside a "
-                          "protected path; narrow the root so it leaves that path out");
+const char* const kWholeRoot =
+    "a mask there would cover the whole root; narrow the root so it leaves that path out";
+
+// True when another root is mounted at or above `inside` and below `owner`'s own inside
+// path: that root covers the place, so the owner's content there is not in the view.
+bool shadowed(const std::string& inside, const root_grant& owner, const std::vector<root_ref>& roots) {
+  for (auto& r : roots)
+    if (r.grant != &owner && within(inside, r.grant->virtual_path) &&
+        r.grant->virtual_path.size() > owner.virtual_path.size() && within(r.grant->virtual_path, owner.virtual_path))
+      return true;
+  return false;
+}
+
+void add_mask(profile& p, path_mask m) {
+  for (auto& have : p.masks)
+    if (have.virtual_path == m.virtual_path) return;
+  p.masks.push_back(std::move(m));
 }
 
 } // namespace
@@ -80,7 +110,7 @@ std::string resolve_for_comparison(const std::string& path) {
   return s;
 }
 
-status check_protected(const profile& p, const std::vector<std::string>& extra_protected) {
+status mask_protected(profile& p, const std::vector<std::string>& extra_protected) {
   std::vector<protected_path> prot;
   if (!p.config_path.empty()) prot.push_back({resolve_for_comparison(p.config_path), "the config file"});
   for (auto& path : p.protected_paths)
@@ -88,28 +118,43 @@ status check_protected(const profile& p, const std::vector<std::string>& extra_p
       prot.push_back({resolve_for_comparison(path), "the protected path (sandbox.protected_paths)"});
   for (auto& path : extra_protected) {
     if (path.empty()) continue;
-    bool git = std::filesystem::path(path).filename() == ".git";
-    prot.push_back({resolve_for_comparison(path), git ? "a .git directory" : "a path the runtime protects"});
+    if (fs::path(path).filename() == ".git") {
+      // Only a .git that is there: a message must never claim one exists.
+      if (is_dir(path)) prot.push_back(git_at(path));
+    } else {
+      prot.push_back({resolve_for_comparison(path), "a path the runtime protects"});
+    }
   }
 
-  struct root_ref {
-    const char* kind;
-    const root_grant* grant;
-    std::string resolved;
-  };
   std::vector<root_ref> roots;
   for (auto& g : p.source_roots) roots.push_back({"source", &g, resolve_for_comparison(g.host_path)});
   for (auto& g : p.output_roots) roots.push_back({"output", &g, resolve_for_comparison(g.host_path)});
-  for (auto& r : roots) add_git_at_or_above(r.resolved, prot);
-
   // The cheap comparisons first, so a root like "/" is refused before any scan.
   for (auto& r : roots)
     for (auto& pp : prot)
-      if (within(r.resolved, pp.path) || within(pp.path, r.resolved))
-        return exposed(r.kind, *r.grant, r.resolved, pp);
-  for (auto& r : roots)
-    if (auto git = find_nested_git(r.resolved))
-      return exposed(r.kind, *r.grant, r.resolved, {resolve_for_comparison(*git), "a .git directory"});
+      if (within(r.resolved, pp.path))
+        return refused(r, pp, r.resolved == pp.path ? "is" : "lies inside", kWholeRoot);
+  for (auto& r : roots) {
+    add_git_at_or_above(r.resolved, prot);
+    add_nested_git(r.resolved, prot);
+  }
+
+  for (auto& r : roots) {
+    for (auto& pp : prot) {
+      if (within(r.resolved, pp.path))  // a .git at or above this root, found by the scan
+        return refused(r, pp, r.resolved == pp.path ? "is" : "lies inside", kWholeRoot);
+      if (!within(pp.path, r.resolved)) continue;
+      if (!exists(pp.path)) {
+        if (!r.grant->writable) continue;  // absent and cannot be created: nothing to cover
+        return refused(r, pp, "is writable and holds the place of",
+                       "that path does not exist, so no mount can cover it and the program could create it; "
+                       "create it first, or narrow the root");
+      }
+      std::string inside = r.grant->virtual_path + pp.path.substr(r.resolved.size());
+      if (shadowed(inside, *r.grant, roots)) continue;
+      add_mask(p, {pp.path, inside, pp.kind, pp.what});
+    }
+  }
   return ok();
 }
 

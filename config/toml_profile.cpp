@@ -19,6 +19,7 @@
 #include <toml++/toml.h>
 
 #include "config/protected_paths.hpp"
+#include "config/root_layout.hpp"
 #include "config/sizes.hpp"
 
 namespace corral {
@@ -381,26 +382,6 @@ private:
   std::optional<failure> first_;
 };
 
-std::optional<std::string> virtual_path_problem(const std::string& v, std::string& normalized) {
-  if (v.empty() || v[0] != '/') return "the virtual path must be absolute";
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (start <= v.size()) {
-    auto end = v.find('/', start);
-    if (end == std::string::npos) end = v.size();
-    auto part = v.substr(start, end - start);
-    if (part == "." || part == "..") return "the virtual path must not contain '.' or '..'";
-    if (!part.empty()) parts.push_back(part);
-    start = end + 1;
-  }
-  if (parts.empty()) return "the virtual path must not be '/'";
-  if (parts[0] == "proc" || parts[0] == "dev" || parts[0] == "sys")
-    return "the virtual path must not be under /proc, /dev or /sys (the boundary's own kernel filesystems)";
-  normalized.clear();
-  for (auto& p : parts) normalized += "/" + p;
-  return std::nullopt;
-}
-
 std::optional<root_grant> parse_root(reader& r, const located& e, const std::string& key, bool output) {
   auto bad = [&](const std::string& why) {
     r.fail(e.where, key, "'" + e.value + "': " + why);
@@ -425,16 +406,10 @@ std::optional<root_grant> parse_root(reader& r, const located& e, const std::str
     if (parts[2] != "ro" && parts[2] != "rw") return bad("the mode must be 'ro' or 'rw', not '" + parts[2] + "'");
   }
   if (parts[0].empty()) return bad("the host path is empty");
-  std::error_code ec;
-  auto host = fs::canonical(r.absolute(parts[0]), ec);
-  if (ec) return bad("host path " + r.absolute(parts[0]) + ": " + ec.message());
-  if (!fs::is_directory(host, ec)) return bad("host path " + host.string() + " is not a directory");
-  if (!valid_utf8(host.string())) return bad("host path " + host.string() + " is not valid UTF-8");
-  root_grant g;
-  g.host_path = host.string();
-  g.writable = output;
-  if (auto problem = virtual_path_problem(parts[1], g.virtual_path)) return bad(*problem);
-  return g;
+  auto g = resolve_root(r.absolute(parts[0]), parts[1], output);
+  if (!g) return bad(g.error().message);
+  if (!valid_utf8(g->host_path)) return bad("host path " + g->host_path + " is not valid UTF-8");
+  return *g;
 }
 
 void read_roots(reader& r, const toml::table& t, profile& p) {
@@ -676,7 +651,8 @@ expected<profile> load_text(std::string_view text, const std::string& source, co
   r.only(doc, "", {"sandbox"});
   if (auto sb = r.table(doc, "", "sandbox")) read_sandbox(r, *sb, p);
   if (r.error()) return *r.error();
-  if (auto s = check_protected(p, {(fs::path(project_dir) / ".git").string()}); !s)
+  if (auto s = check_root_layout(p); !s) return make_failure(failure_kind::config_error, source + ": " + s.error().message);
+  if (auto s = mask_protected(p, {(fs::path(project_dir) / ".git").string()}); !s)
     return make_failure(failure_kind::config_error, source + ": " + s.error().message);
   return p;
 }

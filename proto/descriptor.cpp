@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include "proto/machine_report.hpp"
+#include "tiers/system_view.hpp"
 
 namespace corral {
 
@@ -31,6 +32,27 @@ nlohmann::json roots_json(const profile& p) {
     for (auto& g : *list)
       out.push_back({{"host", g.host_path}, {"virtual", g.virtual_path}, {"writable", g.writable}});
   return out;
+}
+
+nlohmann::json masks_json(const profile& p) {
+  auto out = nlohmann::json::array();
+  for (auto& m : p.masks)
+    out.push_back({{"host", m.host_path},
+                   {"virtual", m.virtual_path},
+                   {"how", m.kind == mask_kind::hidden ? "hidden" : "read-only"},
+                   {"what", m.what}});
+  return out;
+}
+
+// Names only for what the operator set (values may be secrets); the defaults are ours.
+nlohmann::json environment_json(const profile& p) {
+  auto set = nlohmann::json::array();
+  for (auto& [name, _] : p.env) set.push_back(name);
+  nlohmann::json defaults = nlohmann::json::object();
+  if (p.tier == "landlock")
+    for (auto& [name, value] : jail_default_environment(""))
+      if (!p.env.count(name)) defaults[name] = value;
+  return {{"set", set}, {"defaults", defaults}};
 }
 
 // Only the selected tier's own table: settings of tiers not in use enforce nothing.
@@ -97,6 +119,8 @@ nlohmann::json profile_descriptor(const profile& p, const kernel_features& featu
   j["on_widen"] = p.on_widen == widen_policy::clamp ? "clamp" : "refuse";
   j["limits"] = limits_json(p.limit);
   j["roots"] = roots_json(p);
+  j["masks"] = masks_json(p);
+  j["working_dir"] = p.working_dir.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.working_dir);
   j["protected_paths"] = p.protected_paths;
   j["landlock"] = {{"abi_floor", p.landlock.abi_floor},
                    {"deny_action", p.landlock.seccomp_kill ? "kill" : "errno"}};
@@ -104,6 +128,7 @@ nlohmann::json profile_descriptor(const profile& p, const kernel_features& featu
   auto env_names = nlohmann::json::array();
   for (auto& [name, _] : p.env) env_names.push_back(name);
   j["env"] = env_names;
+  j["environment"] = environment_json(p);
   j["languages"] = languages_json(p.languages);
   j["kernel"] = kernel_features_json(features);
   j["selected_tier"] = selected_tier_json(p, tiers);

@@ -1,10 +1,12 @@
 #include "proto/machine_report.hpp"
 
+#include <filesystem>
 #include <sstream>
 #include <unistd.h>
 
 #include "config/toml_profile.hpp"
 #include "tiers/default_tiers.hpp"
+#include "tiers/idmapped_mount.hpp"
 
 namespace corral {
 
@@ -21,6 +23,11 @@ nlohmann::json kernel_features_json(const kernel_features& f) {
   j["cgroup_root"] = f.cgroup_root;
   j["cgroup_controllers"] = f.cgroup_controllers;
   if (!f.cgroup_error.empty()) j["cgroup_error"] = f.cgroup_error;
+  // Probed once per process on the temp dir's filesystem; the landlock tier probes each
+  // writable root's own (tiers/idmapped_mount.hpp says what happens without them).
+  static const std::string idmap_problem = idmapped_mount_problem(std::filesystem::temp_directory_path().string());
+  j["idmapped_mounts"] = idmap_problem.empty();
+  if (!idmap_problem.empty()) j["idmapped_mounts_error"] = idmap_problem;
   return j;
 }
 
@@ -81,6 +88,11 @@ std::string render_machine_report(const nlohmann::json& r) {
     o << "\n";
     if (k.contains("cgroup_error")) o << "                " << k["cgroup_error"].get<std::string>() << "\n";
   }
+  o << "idmapped mounts " << yes(k.value("idmapped_mounts", false));
+  if (k.contains("idmapped_mounts_error"))
+    o << ": " << k["idmapped_mounts_error"].get<std::string>()
+      << " (writable roots are then written as the jail's own id)";
+  o << "\n";
   o << "production mode " << yes(r["production_mode"].get<bool>()) << "\n\ntiers:\n";
   for (auto& t : r["tiers"]) {
     o << "  " << t["name"].get<std::string>() << ": ";

@@ -99,6 +99,7 @@ nlohmann::json to_json(const exec_result& r) {
   j["tier"] = r.tier;
   j["isolation"] = r.isolation;
   j["not_enforced"] = r.not_enforced;
+  j["masked"] = r.masked;
   auto& steps = j["setup_steps_us"] = nlohmann::json::array();
   for (auto& step : r.steps) steps.push_back({{"step", step.name}, {"us", step.micros}});
   j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},

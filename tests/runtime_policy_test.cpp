@@ -11,7 +11,7 @@
 using namespace corral;
 using namespace corral::testing;
 
-TEST_CASE("a root that exposes the runtime's state dir is refused at start-up", "[runtime][protected]") {
+TEST_CASE("a root that holds the runtime's state dir has it hidden, and one inside it is refused", "[runtime][protected]") {
   temp_dir state;
   auto state_dir = state / "state";
   profile p;
@@ -22,10 +22,21 @@ TEST_CASE("a root that exposes the runtime's state dir is refused at start-up", 
   o.prof = p;
   o.exec_helper = CORRAL_TEST_HELPER;
   o.state_dir = state_dir;
-  auto rt = runtime::start(std::move(o));
-  REQUIRE_FALSE(rt);
-  CHECK(rt.error().kind == failure_kind::config_error);
-  CHECK(rt.error().message.find(state_dir) != std::string::npos);
+  auto rt = runtime::start(o);
+  REQUIRE(rt);
+  auto& masks = (*rt)->frozen_profile().masks;
+  REQUIRE(masks.size() == 1);
+  CHECK(masks[0].virtual_path == "/out/state");
+  CHECK(masks[0].kind == mask_kind::hidden);
+  rt->reset();
+
+  // Inside the state dir no mask can leave anything of the root visible.
+  std::filesystem::create_directories(state_dir + "/scratch");
+  o.prof.output_roots = {{state_dir + "/scratch", "/out", true}};
+  auto refused = runtime::start(std::move(o));
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == failure_kind::config_error);
+  CHECK(refused.error().message.find(state_dir) != std::string::npos);
 }
 
 TEST_CASE("a runtime starting on a shared state dir leaves a live runtime's leases alone", "[runtime][lease]") {

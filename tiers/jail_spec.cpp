@@ -6,7 +6,7 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS3";  // 2: outside uid/gid; 3: cleanup commands
+constexpr char kMagic[] = "CRJS4";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -103,6 +103,9 @@ std::string serialize(const jail_spec& s) {
     w.str(m.target);
     w.u64(m.size_bytes);
     w.boolean(m.optional);
+    w.boolean(m.idmapped);
+    w.u32(m.owner_uid);
+    w.u32(m.owner_gid);
   }
   w.u32(static_cast<std::uint32_t>(s.rlimits.size()));
   for (auto& r : s.rlimits) {
@@ -149,12 +152,15 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   for (std::uint32_t i = 0; i < nmounts && r.ok() && i < kMaxField; ++i) {
     mount_entry m;
     auto kind = r.u32();
-    if (kind > 4) return make_failure(failure_kind::internal, "jail spec: unknown mount kind");
+    if (kind > 5) return make_failure(failure_kind::internal, "jail spec: unknown mount kind");
     m.kind = static_cast<mount_kind>(kind);
     m.source = r.str();
     m.target = r.str();
     m.size_bytes = r.u64();
     m.optional = r.boolean();
+    m.idmapped = r.boolean();
+    m.owner_uid = r.u32();
+    m.owner_gid = r.u32();
     s.mounts.push_back(std::move(m));
   }
   auto nrl = r.u32();

@@ -29,6 +29,10 @@ enum class mount_kind : std::uint8_t {
   tmpfs = 2,    // a fresh tmpfs at target (size in `size_bytes`)
   proc = 3,     // /proc of the new pid namespace
   dev = 4,      // a minimal /dev: null zero full random urandom tty, pts, shm (size in `size_bytes`)
+  // An empty read-only file or directory over target, which a bound root already shows;
+  // `source` is the host path it hides (skipped when that is gone). A mask: the mount,
+  // not Landlock, refuses here, since Landlock rules only ever add rights beneath a path.
+  hidden = 5,
 };
 
 struct mount_entry {
@@ -36,7 +40,12 @@ struct mount_entry {
   std::string source;  // host path (binds only)
   std::string target;  // path inside the jail
   std::uint64_t size_bytes = 0;
-  bool optional = false;  // skip when the source does not exist (e.g. /lib64)
+  bool optional = false;  // skip when the source does not exist (e.g. /lib64, a vanished mask)
+  // rw_bind only: an idmapped bind (tiers/idmapped_mount.hpp) on which files owned by
+  // owner_uid/gid belong to the program, and what it writes belongs to them on the host.
+  bool idmapped = false;
+  std::uint32_t owner_uid = 0;
+  std::uint32_t owner_gid = 0;
 };
 
 struct rlimit_entry {

@@ -1,5 +1,6 @@
 #include "tiers/landlock_tier.hpp"
 
+#include "tiers/idmapped_mount.hpp"
 #include "tiers/leased_limits.hpp"
 #include "tiers/system_view.hpp"
 
@@ -19,9 +20,13 @@ constexpr std::uint32_t kNobody = 65534;
 landlock_tier::landlock_tier(const profile& prof, const kernel_features& features)
     : source_roots_(prof.source_roots),
       output_roots_(prof.output_roots),
+      masks_(prof.masks),
+      working_dir_(prof.working_dir),
       network_(prof.network),
       settings_(prof.landlock),
-      features_(features) {}
+      features_(features) {
+  for (auto& r : output_roots_) idmap_problems_[r.host_path] = idmapped_mount_problem(r.host_path);
+}
 
 tier_status landlock_tier::available() const {
   if (!features_.user_namespaces)
@@ -58,6 +63,11 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   auto program = resolve_program(request.argv.front(), search_path);
   if (!program) return program.error();
   std::string inside = *program;
+  if (inside.front() != '/' && working_dir_.empty() && !request.start_in_scratch)
+    return make_failure(failure_kind::spawn_failed,
+                        "program " + inside + " not found: a relative path starts in the working directory, the "
+                        "empty scratch dir " + std::string(kWorkDir) + "; grant its directory with --here (or --rw/--ro "
+                        "and --cwd), or give its path inside the view");
   if (inside.front() == '/') {
     inside = visible_path(*program);
     if (inside.empty())
@@ -71,18 +81,18 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.mode = jail_mode::jail;
   s.program = inside;
   s.argv = request.argv;
-  s.envp = to_envp(request.env);
-  s.cwd = kWorkDir;
+  s.envp = to_envp(with_jail_defaults(request.env, search_path));
+  s.cwd = working_dir_.empty() || request.start_in_scratch ? kWorkDir : working_dir_;
   s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   s.controlling_tty = request.controlling_tty;
   s.share_network = network_ == network_mode::host;
 
   auto ro = [&](const std::string& host, const std::string& target) {
-    s.mounts.push_back({mount_kind::ro_bind, host, target, 0, false});
+    s.mounts.push_back({.kind = mount_kind::ro_bind, .source = host, .target = target});
     s.landlock_rules.push_back({target, false});
   };
   auto rw = [&](const std::string& host, const std::string& target) {
-    s.mounts.push_back({mount_kind::rw_bind, host, target, 0, false});
+    s.mounts.push_back({.kind = mount_kind::rw_bind, .source = host, .target = target});
     s.landlock_rules.push_back({target, true});
   };
   // Only what exists: a rule or bind for a missing path would fail the launch.
@@ -92,18 +102,55 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
     if (path_exists(file)) ro(file, file);
   if (s.share_network && path_exists("/etc/resolv.conf")) ro("/etc/resolv.conf", "/etc/resolv.conf");
   // Both bounded by size (ENOSPC) and, as tmpfs pages, by the memory limit.
-  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", request.effective.tmp_bytes, false});
+  s.mounts.push_back({.kind = mount_kind::tmpfs, .source = "", .target = "/tmp", .size_bytes = request.effective.tmp_bytes});
   s.landlock_rules.push_back({"/tmp", true});
-  s.mounts.push_back({mount_kind::dev, "", "/dev", request.effective.shm_bytes, false});  // its /dev/shm
+  s.mounts.push_back({.kind = mount_kind::dev, .source = "", .target = "/dev", .size_bytes = request.effective.shm_bytes});  // its /dev/shm
   for (const char* node : {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"})
     s.landlock_rules.push_back({node, true});
   s.landlock_rules.push_back({"/dev/pts", true});
   s.landlock_rules.push_back({"/dev/shm", true});
-  s.mounts.push_back({mount_kind::proc, "", "/proc", 0, false});
+  s.mounts.push_back({.kind = mount_kind::proc, .source = "", .target = "/proc"});
   s.landlock_rules.push_back({"/proc", false});
-  for (auto& r : source_roots_) ro(r.host_path, r.virtual_path);
-  for (auto& r : output_roots_) rw(r.host_path, r.virtual_path);
+  // The scratch dir before the roots, so a root's inside path may lie below /work.
   rw(request.scratch_dir, kWorkDir);
+  // Outer roots before inner ones: a prefix sorts first (check_root_layout made sure the
+  // inner mount point exists in the outer root).
+  std::vector<const root_grant*> roots;
+  for (auto* list : {&source_roots_, &output_roots_})
+    for (auto& r : *list) roots.push_back(&r);
+  std::sort(roots.begin(), roots.end(), [](auto* a, auto* b) { return a->virtual_path < b->virtual_path; });
+  std::string ownership;
+  for (auto* r : roots) {
+    if (!r->writable) {
+      ro(r->host_path, r->virtual_path);
+      continue;
+    }
+    rw(r->host_path, r->virtual_path);
+    // What the program writes belongs to the root's owner, who the program is on this mount.
+    struct stat st {};
+    auto problem = idmap_problems_.count(r->host_path) ? idmap_problems_.at(r->host_path) : "not probed";
+    if (problem.empty() && ::stat(r->host_path.c_str(), &st) == 0) {
+      auto& m = s.mounts.back();
+      m.idmapped = true;
+      m.owner_uid = st.st_uid;
+      m.owner_gid = st.st_gid;
+    } else if (ownership.empty()) {
+      ownership = "; writable roots are written as the jail's own id (" + r->host_path +
+                  " cannot be idmapped: " + (problem.empty() ? "stat failed" : problem) + ")";
+    }
+  }
+  if (ownership.empty() && !output_roots_.empty()) ownership = "; writable roots idmapped to their owners";
+  // Masks last, over what the roots show. A read-only .git inside a writable root is
+  // refused by its read-only mount: the root's Landlock rule grants writing beneath it and
+  // Landlock rights only add up, so no rule can take writing away below it.
+  for (auto& m : masks_) {
+    s.mounts.push_back({.kind = m.kind == mask_kind::hidden ? mount_kind::hidden : mount_kind::ro_bind,
+                        .source = m.host_path,
+                        .target = m.virtual_path,
+                        .size_bytes = 0,
+                        .optional = true});
+    plan.masked.push_back(m.virtual_path + (m.kind == mask_kind::hidden ? " (hidden: " : " (read-only: ") + m.what + ")");
+  }
 
   s.rlimits = {
       {RLIMIT_CORE, 0, 0},
@@ -133,7 +180,7 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
                    std::string(s.share_network ? "" : ", network") + " namespaces; Landlock ABI " +
                    std::to_string(features_.landlock_abi) + "; seccomp (" +
                    (s.seccomp_kill ? "kill" : "EPERM") + "); cgroup v" +
-                   std::to_string(features_.cgroup_version) +
+                   std::to_string(features_.cgroup_version) + ownership +
                    held;
   return plan;
 }

@@ -5,6 +5,8 @@
 // rules from the frozen profile, and says whether this kernel can hold all of it.
 #pragma once
 
+#include <map>
+
 #include "tiers/kernel_features.hpp"
 #include "tiers/tier.hpp"
 
@@ -19,6 +21,7 @@ public:
   bool needs_cgroup_lease() const override { return true; }
   bool supports_warm_jails() const override { return true; }
   bool helper_exits_with_program() const override { return true; }
+  bool builds_masked_view() const override { return true; }
   expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const override;
 
   // Where the per-execution scratch dir appears inside the jail (the working directory).
@@ -30,6 +33,11 @@ private:
 
   std::vector<root_grant> source_roots_;
   std::vector<root_grant> output_roots_;
+  std::vector<path_mask> masks_;
+  // Each writable root's host path -> why it cannot be idmapped here (empty: it can),
+  // probed once when the tier is built (tiers/idmapped_mount.hpp).
+  std::map<std::string, std::string> idmap_problems_;
+  std::string working_dir_;  // empty: kWorkDir
   network_mode network_;
   landlock_settings settings_;
   kernel_features features_;

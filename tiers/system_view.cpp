@@ -56,4 +56,26 @@ std::string visible_search_path(const std::string& search_path, const std::vecto
   return out;
 }
 
+std::map<std::string, std::string> jail_default_environment(const std::string& visible_caller_path) {
+  static const char* const kStandard[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"};
+  std::string path = visible_caller_path;
+  for (const char* dir : kStandard) {
+    bool listed = false;
+    for (std::size_t start = 0; start <= visible_caller_path.size();) {
+      auto end = visible_caller_path.find(':', start);
+      if (end == std::string::npos) end = visible_caller_path.size();
+      listed = listed || visible_caller_path.compare(start, end - start, dir) == 0;
+      start = end + 1;
+    }
+    if (!listed) path += (path.empty() ? "" : ":") + std::string(dir);
+  }
+  return {{"PATH", path}, {"HOME", "/tmp"}, {"TMPDIR", "/tmp"}, {"LANG", "C.UTF-8"}};
+}
+
+std::map<std::string, std::string> with_jail_defaults(std::map<std::string, std::string> env,
+                                                      const std::string& visible_caller_path) {
+  for (auto& [k, v] : jail_default_environment(visible_caller_path)) env.emplace(k, v);
+  return env;
+}
+
 } // namespace corral

@@ -4,6 +4,7 @@
 // landlock jail, the gvisor sandbox) so both show the same thing.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,15 @@ std::string visible_in_view(const std::string& host_path, const std::vector<root
 // The entries of `search_path` (the caller's PATH) that the view shows at the same place.
 std::string visible_search_path(const std::string& search_path, const std::vector<root_grant>& source_roots,
                                 const std::vector<root_grant>& output_roots);
+
+// The environment a jailed program gets where neither the profile nor the request set a
+// variable: PATH (the caller's PATH entries the view shows, then the view's standard
+// dirs), HOME and TMPDIR (the jail's private /tmp, writable and empty at each start),
+// LANG=C.UTF-8. `visible_caller_path` is visible_search_path's answer.
+std::map<std::string, std::string> jail_default_environment(const std::string& visible_caller_path);
+
+// `env` with jail_default_environment's variables added where it has none.
+std::map<std::string, std::string> with_jail_defaults(std::map<std::string, std::string> env,
+                                                      const std::string& visible_caller_path);
 
 } // namespace corral

@@ -38,6 +38,9 @@ struct launch_request {
   limits effective;         // the profile's limits tightened by the request
   std::string caller_path;  // the caller's PATH, to resolve a bare program name
   bool controlling_tty = false;
+  // A language step whose source file lies in the scratch dir starts there, whatever the
+  // profile's working directory (--cwd, --here).
+  bool start_in_scratch = false;
 };
 
 // What the lease granted: where the child must place itself before exec.
@@ -52,6 +55,7 @@ struct launch_plan {
   jail_spec spec;
   std::vector<std::string> not_enforced;  // limits asked for that this tier cannot hold
   std::string isolation;                  // a one-line description of what applied
+  std::vector<std::string> masked;        // protected paths covered in the view, and how
 };
 
 class tier {
@@ -74,6 +78,9 @@ public:
   // True when the tier's runtime creates its own cgroups below the lease's (in every
   // hierarchy), so the lease must own those too.
   virtual bool nests_cgroups() const { return false; }
+  // True when the tier's view covers the profile's masks (profile.hpp) and can start the
+  // program in its working directory; a tier that cannot must not run such a profile.
+  virtual bool builds_masked_view() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 

@@ -5,6 +5,7 @@
 
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/descriptor.hpp"
 #include "tiers/default_tiers.hpp"
 
@@ -12,19 +13,27 @@ namespace corral::cli {
 
 int describe_command(const std::vector<std::string>& args) {
   std::string config_path;
+  boundary_grants grants;
   for (std::size_t i = 0; i < args.size(); ++i) {
+    auto grant = take_grant_flag(args, i, grants);
+    if (!grant) {
+      std::cerr << "corral describe: " << grant.error().message << "\n";
+      return kExitRefused;
+    }
+    if (*grant) continue;
     if (args[i] == "--config" && i + 1 < args.size()) {
       config_path = args[++i];
     } else if (args[i] == "--help" || args[i] == "-h") {
-      std::cout << "usage: corral describe [--config FILE]\n";
+      std::cout << "usage: corral describe [--config FILE] [grants]\n\nThe descriptor of the profile a run with the "
+                   "same flags would use.\n"
+                << kGrantsHeading << kGrantUsage;
       return 0;
     } else {
       std::cerr << "corral describe: unknown option " << args[i] << "\n";
       return kExitRefused;
     }
   }
-  char cwd[4096];
-  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(config_path, grants);
   if (!prof) {
     std::cerr << "corral describe: " << prof.error().describe() << "\n";
     return kExitRefused;

@@ -19,6 +19,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/limit_flags.hpp"
 #include "proto/cli/write_all.hpp"
@@ -56,6 +57,7 @@ std::string mcp_usage() { return std::string(kMcpUsageHead) + kLimitFlagsUsage +
 
 struct mcp_options {
   session_request request;
+  boundary_grants grants;
   std::string config_path;
   std::string connect_socket;
   limit_flags limits;
@@ -96,14 +98,19 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
       } catch (const std::exception&) {
         return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + *v + "'");
       }
-    } else {
+    } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
+      return grant.error();
+    } else if (!*grant) {
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
     }
   }
   if (o.request.argv.empty())
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
-  if (!o.connect_socket.empty())
+  if (!o.connect_socket.empty()) {
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
+    if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
+    o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
+  }
   if (auto s = limit_flags_need_in_process(o.limits, o.connect_socket); !s) return s.error();
   apply_limit_flags(o.limits, o.request);
   if (o.limits.timeout) o.request.lifetime = *o.limits.timeout;
@@ -157,21 +164,20 @@ int mcp_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cerr << mcp_usage();  // stdout belongs to the protocol, even here
+      std::cerr << mcp_usage() << kGrantsHeading << kGrantUsage;  // stdout belongs to the protocol, even here
       return 0;
     }
   }
   auto options = parse(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << mcp_usage();
+    std::cerr << "corral: " << options.error().describe() << "\n" << mcp_usage() << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
   configure_logging(options->verbose);
   if (!options->connect_socket.empty()) return mcp_via_daemon(options->request, options->connect_socket);
 
   block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
-  char cwd[4096];
-  auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
     return kExitRefused;

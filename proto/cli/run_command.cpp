@@ -9,6 +9,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/ending.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
@@ -96,13 +97,13 @@ int run_command(const std::vector<std::string>& args) {
   for (auto& a : args) {
     if (a == "--") break;
     if (a == "--help" || a == "-h") {
-      std::cout << run_usage();
+      std::cout << run_usage() << kGrantsHeading << kGrantUsage;
       return 0;
     }
   }
   auto options = parse_run_options(args);
   if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << run_usage();
+    std::cerr << "corral: " << options.error().describe() << "\n" << run_usage() << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
   configure_logging(options->verbose);
@@ -111,8 +112,7 @@ int run_command(const std::vector<std::string>& args) {
 
   // Before the runtime's threads exist, so they inherit the mask (interrupt_watch.hpp).
   block_interrupts();
-  char cwd[4096];
-  auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) return refuse(prof.error(), options->json);
 
   runtime_options ro;

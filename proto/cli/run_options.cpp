@@ -7,6 +7,7 @@
 
 #include "config/sizes.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/limit_flags.hpp"
 
 namespace corral::cli {
@@ -26,7 +27,6 @@ options:
   --file FILE       read the program text from FILE
   --stdin FILE      feed FILE to the program's stdin ('-' for this process's stdin)
   --output-cap SIZE bytes kept of each of stdout and stderr, e.g. 1m
-  --env KEY=VALUE   set a variable (repeatable); nothing of this shell's environment passes
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
@@ -115,11 +115,10 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       auto bytes = parse_size(*v);
       if (!bytes) return bytes.error();
       o.request.output_cap = *bytes;
-    } else if (a == "--env" && (v = value(a))) {
-      auto eq = v->find('=');
-      if (eq == std::string::npos || eq == 0)
-        return make_failure(failure_kind::invalid_request, "--env takes KEY=VALUE, not '" + *v + "'");
-      o.request.env[v->substr(0, eq)] = v->substr(eq + 1);
+    } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
+      return grant.error();
+    } else if (*grant) {
+      continue;
     } else if (!v) {
       return v.error();
     } else if (!a.empty() && a[0] == '-') {
@@ -136,6 +135,10 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   if (o.nodes.empty() && !o.node_credentials.empty())
     return make_failure(failure_kind::invalid_request,
                         "--node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --nodes");
+  if (!o.connect_socket.empty() || !o.nodes.empty()) {
+    if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
+    o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
+  }
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
   if (!lang_given) o.request.language = "argv";

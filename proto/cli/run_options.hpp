@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "actors/exec_request.hpp"
+#include "config/boundary_grants.hpp"
 #include "config/failure.hpp"
 #include "proto/node_listener.hpp"
 #include "proto/node_tls.hpp"
@@ -14,6 +15,7 @@ namespace corral::cli {
 
 struct run_options {
   exec_request request;
+  boundary_grants grants;  // --ro, --rw, --here, --env, --net, --cwd (in-process)
   std::string config_path;
   std::string stdin_file;
   std::string connect_socket;  // run through this daemon instead of in-process

@@ -18,6 +18,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
+#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/limit_flags.hpp"
 #include "proto/cli/local_tty.hpp"
@@ -82,6 +83,7 @@ void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
 
 int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
+  boundary_grants grants;
   std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
   limit_flags limits;
@@ -98,9 +100,15 @@ int shell_command(const std::vector<std::string>& args) {
       break;
     }
     if (a == "--help" || a == "-h") {
-      std::cout << shell_usage();
+      std::cout << shell_usage() << kGrantsHeading << kGrantUsage;
       return 0;
     }
+    auto grant = take_grant_flag(args, i, grants);
+    if (!grant) {
+      std::cerr << "corral: " << grant.error().message << "\n";
+      return kExitRefused;
+    }
+    if (*grant) continue;
     if (a == "--allow-host") allow_host = true;
     else if (a == "-v") verbose = true;
     else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
@@ -131,16 +139,17 @@ int shell_command(const std::vector<std::string>& args) {
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
   if (!connect_socket.empty()) {
-    if (auto s = connect_excludes_local_options(config_path, allow_host); !s) {
+    for (auto s : {connect_excludes_local_options(config_path, allow_host), connect_excludes_grants(grants)}) {
+      if (s) continue;
       std::cerr << "corral: " << s.error().message << "\n";
       return kExitRefused;
     }
+    request.env.insert(grants.env.begin(), grants.env.end());  // a request may set variables
     return shell_via_daemon(request, connect_socket);
   }
 
   block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
-  char cwd[4096];
-  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_granted_profile(config_path, grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
     return kExitRefused;

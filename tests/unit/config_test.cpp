@@ -383,7 +383,9 @@ TEST_CASE("roots are checked entry by entry", "[config]") {
   CHECK_THAT(roots("output_roots", "src:/sys/fs"), Catch::Contains("/proc, /dev or /sys"));
   CHECK_THAT(roots("source_roots", "src:/a/../proc"), Catch::Contains("'..'"));
   CHECK_THAT(roots("source_roots", "missing:/m"), Catch::Contains("No such file"));
-  CHECK_THAT(roots("source_roots", "file:/f"), Catch::Contains("not a directory"));
+  CHECK_THAT(roots("source_roots", "src:/work"), Catch::Contains("scratch dir"));
+  CHECK_THAT(roots("source_roots", "src:/etc"), Catch::Contains("system directories"));
+  CHECK_THAT(roots("output_roots", "/etc:/x"), Catch::Contains("never granted writable"));
   CHECK_THAT(roots("source_roots", ":/f"), Catch::Contains("host path is empty"));
 
   auto dup = parse("[sandbox.roots]\nsource_roots = [\"src:/w\"]\noutput_roots = [\"src:/w/\"]\n", project.path());
@@ -391,66 +393,97 @@ TEST_CASE("roots are checked entry by entry", "[config]") {
   CHECK_THAT(dup.error().message, Catch::Contains("test.toml:3:") && Catch::Contains("already at /w"));
 }
 
-TEST_CASE("protected paths cannot be exposed, through symlinks either", "[config]") {
+TEST_CASE("protected paths inside a root are masked, through symlinks too, and refused only where no mask holds", "[config]") {
   temp_dir base;
   std::string project = base / "project";
   fs::create_directories(project + "/.git/hooks");
   fs::create_directories(project + "/src");
   fs::create_directories(base / "elsewhere/repo/sub/.git");
+  auto mask_at = [](const profile& p, const std::string& inside) -> const path_mask* {
+    for (auto& m : p.masks)
+      if (m.virtual_path == inside) return &m;
+    return nullptr;
+  };
 
-  SECTION("a root that is a symlink to the directory holding the config file") {
+  SECTION("a root that is a symlink to the directory holding the config file hides the file") {
     std::string conf_dir = base / "conf";
     fs::create_directories(conf_dir);
     REQUIRE(::symlink(conf_dir.c_str(), (base / "link").c_str()) == 0);
     write_file(conf_dir + "/corral.toml", "[sandbox.roots]\nsource_roots = [\"" + (base / "link") + ":/conf\"]\n");
     auto p = load_profile(conf_dir + "/corral.toml", project);
-    REQUIRE_FALSE(p);
-    auto real_conf = fs::canonical(conf_dir).string();
-    CHECK_THAT(p.error().message, Catch::Contains("the config file") && Catch::Contains(real_conf + "/corral.toml") &&
-                                      Catch::Contains("root '" + real_conf + "'") && Catch::Contains("contains"));
+    REQUIRE(p);
+    auto m = mask_at(*p, "/conf/corral.toml");
+    REQUIRE(m);
+    CHECK(m->kind == mask_kind::hidden);
+    CHECK(m->host_path == fs::canonical(conf_dir).string() + "/corral.toml");
+    CHECK(m->what == "the config file");
   }
-  SECTION("a root inside the project's .git") {
+  SECTION("a root inside the project's .git is refused: the mask would be the whole root") {
     auto p = parse("[sandbox.roots]\nsource_roots = [\".git/hooks:/hooks\"]\n", project);
     REQUIRE_FALSE(p);
-    CHECK_THAT(p.error().message, Catch::Contains("lies inside") && Catch::Contains(".git directory"));
+    CHECK_THAT(p.error().message, Catch::Contains("lies inside") && Catch::Contains(".git directory") &&
+                                      Catch::Contains("narrow the root"));
   }
-  SECTION("a root that contains the project's .git") {
-    auto p = parse("[sandbox.roots]\noutput_roots = [\".:/work\"]\n", project);
-    REQUIRE_FALSE(p);
-    CHECK_THAT(p.error().message, Catch::Contains("output root") && Catch::Contains("contains"));
+  SECTION("a root that contains the project's .git keeps it read-only") {
+    auto p = parse("[sandbox.roots]\noutput_roots = [\".:/proj\"]\n", project);
+    REQUIRE(p);
+    auto m = mask_at(*p, "/proj/.git");
+    REQUIRE(m);
+    CHECK(m->kind == mask_kind::read_only);
   }
-  SECTION("a .git found below a root elsewhere, and one above it") {
+  SECTION("a .git found below a root elsewhere is masked; a root that is one is refused") {
     auto p = parse("[sandbox.roots]\nsource_roots = [\"" + (base / "elsewhere") + ":/e\"]\n", project);
-    REQUIRE_FALSE(p);
-    CHECK_THAT(p.error().message, Catch::Contains("repo/sub/.git"));
+    REQUIRE(p);
+    CHECK(mask_at(*p, "/e/repo/sub/.git"));
     p = parse("[sandbox.roots]\nsource_roots = [\"" + (base / "elsewhere/repo/sub/.git") + ":/e\"]\n", project);
     REQUIRE_FALSE(p);
     CHECK_THAT(p.error().message, Catch::Contains("repo/sub/.git") && Catch::Contains(" is a .git directory"));
   }
-  SECTION("an operator-listed path, as a parent or a child, via a symlink") {
+  SECTION("an operator-listed path is hidden as a child, refused as a parent, followed through a symlink") {
     fs::create_directories(project + "/src/keys");
     REQUIRE(::symlink((project + "/src/keys").c_str(), (base / "keys-link").c_str()) == 0);
     auto p = parse("[sandbox]\nprotected_paths = [\"" + (base / "keys-link") + "\"]\n[sandbox.roots]\nsource_roots = [\"src:/src\"]\n",
-              project);
-    REQUIRE_FALSE(p);
-    CHECK_THAT(p.error().message, Catch::Contains("sandbox.protected_paths") && Catch::Contains("/src/keys"));
+                   project);
+    REQUIRE(p);
+    auto m = mask_at(*p, "/src/keys");
+    REQUIRE(m);
+    CHECK(m->kind == mask_kind::hidden);
+    CHECK_THAT(m->what, Catch::Contains("sandbox.protected_paths"));
     p = parse("[sandbox]\nprotected_paths = [\"src\"]\n[sandbox.roots]\nsource_roots = [\"src/keys:/k\"]\n", project);
     REQUIRE_FALSE(p);
     CHECK_THAT(p.error().message, Catch::Contains("lies inside"));
   }
-  SECTION("the runtime's state directory, checked again by the runtime") {
+  SECTION("a listed path that does not exist: nothing to cover in a read-only root, refused in a writable one") {
+    auto p = parse("[sandbox]\nprotected_paths = [\"src/absent\"]\n[sandbox.roots]\nsource_roots = [\"src:/src\"]\n", project);
+    REQUIRE(p);
+    CHECK(p->masks.empty());
+    p = parse("[sandbox]\nprotected_paths = [\"src/absent\"]\n[sandbox.roots]\noutput_roots = [\"src:/src\"]\n", project);
+    REQUIRE_FALSE(p);
+    CHECK_THAT(p.error().message, Catch::Contains("does not exist") && Catch::Contains("src/absent"));
+  }
+  SECTION("the runtime's state directory, masked by the runtime") {
     auto p = parse("[sandbox.roots]\nsource_roots = [\"src:/src\"]\n", project);
     REQUIRE(p);
-    CHECK(check_protected(*p, {project + "/elsewhere-state"}));
-    auto s = check_protected(*p, {project + "/src/.corral-state"});
-    REQUIRE_FALSE(s);
-    CHECK(s.error().kind == failure_kind::config_error);
-    CHECK_THAT(s.error().message, Catch::Contains("the runtime protects") && Catch::Contains(".corral-state"));
+    REQUIRE(mask_protected(*p, {project + "/elsewhere-state"}));
+    CHECK(p->masks.empty());
+    fs::create_directories(project + "/src/.corral-state");
+    REQUIRE(mask_protected(*p, {project + "/src/.corral-state"}));
+    auto m = mask_at(*p, "/src/.corral-state");
+    REQUIRE(m);
+    CHECK(m->what == "a path the runtime protects");
+  }
+  SECTION("a root holding a project without .git claims none") {
+    temp_dir bare;
+    fs::create_directories(bare / "sub");
+    auto p = parse("[sandbox.roots]\noutput_roots = [\"" + bare.path() + ":/bare\"]\n", bare / "sub");
+    REQUIRE(p);
+    CHECK(p->masks.empty());
   }
   SECTION("a root that overlaps nothing is fine") {
     auto p = parse("[sandbox.roots]\nsource_roots = [\"src:/src\"]\n", project);
     REQUIRE(p);
     CHECK(p->source_roots.size() == 1);
+    CHECK(p->masks.empty());
   }
 }
 

@@ -13,8 +13,12 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   s.envp = {"A=1", "B="};
   s.cwd = "/work";
   s.kill_grace_ms = 750;
-  s.mounts.push_back({mount_kind::tmpfs, "", "/tmp", 64 << 20, false});
-  s.mounts.push_back({mount_kind::ro_bind, "/lib64", "/lib64", 0, true});
+  s.mounts.push_back({.kind = mount_kind::tmpfs, .source = "", .target = "/tmp", .size_bytes = 64 << 20});
+  s.mounts.push_back({.kind = mount_kind::ro_bind, .source = "/lib64", .target = "/lib64", .size_bytes = 0, .optional = true});
+  s.mounts.push_back({.kind = mount_kind::rw_bind, .source = "/srv/out", .target = "/out", .size_bytes = 0,
+                      .optional = false, .idmapped = true, .owner_uid = 1000, .owner_gid = 100});
+  s.mounts.push_back({.kind = mount_kind::hidden, .source = "/srv/out/.env", .target = "/out/.env", .size_bytes = 0,
+                      .optional = true});
   s.rlimits.push_back({4, 0, 0});
   s.cgroup_procs = {"/sys/fs/cgroup/pids/x/cgroup.procs"};
   s.landlock_abi_floor = 3;
@@ -27,9 +31,13 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   CHECK(back->argv == s.argv);
   CHECK(back->envp == s.envp);
   CHECK(back->kill_grace_ms == 750);
-  REQUIRE(back->mounts.size() == 2);
+  REQUIRE(back->mounts.size() == 4);
   CHECK(back->mounts[0].size_bytes == (64u << 20));
   CHECK(back->mounts[1].optional);
+  CHECK(back->mounts[2].idmapped);
+  CHECK(back->mounts[2].owner_uid == 1000);
+  CHECK(back->mounts[2].owner_gid == 100);
+  CHECK(back->mounts[3].kind == mount_kind::hidden);
   CHECK(back->cgroup_procs == s.cgroup_procs);
   CHECK(back->landlock_rules.at(0).path == "/usr");
   CHECK(back->seccomp_kill);

@@ -16,7 +16,7 @@ TEST_CASE("a warm jail is handed a request only when the request's boundary is t
   armed.mode = jail_mode::jail;
   armed.program = "/bin/sh";
   armed.argv = {"/bin/sh"};
-  armed.mounts.push_back({mount_kind::ro_bind, "/usr", "/usr", 0, false});
+  armed.mounts.push_back({.kind = mount_kind::ro_bind, .source = "/usr", .target = "/usr"});
   armed.landlock_rules.push_back({"/usr", false});
   armed.cgroup_procs = {"/sys/fs/cgroup/pids/corral/x-w1/tasks"};
 
@@ -33,7 +33,7 @@ TEST_CASE("a warm jail is handed a request only when the request's boundary is t
     change(other);
     return !same_boundary(armed, other);
   };
-  CHECK(differs([](jail_spec& s) { s.mounts.push_back({mount_kind::rw_bind, "/home", "/home", 0, false}); }));
+  CHECK(differs([](jail_spec& s) { s.mounts.push_back({.kind = mount_kind::rw_bind, .source = "/home", .target = "/home"}); }));
   CHECK(differs([](jail_spec& s) { s.landlock_rules[0].writable = true; }));
   CHECK(differs([](jail_spec& s) { s.share_network = true; }));
   CHECK(differs([](jail_spec& s) { s.seccomp_kill = true; }));

@@ -75,7 +75,9 @@ int make_file(const std::string& path) {
   return 0;
 }
 
-int bind(const std::string& source, const std::string& target, std::uint64_t attrs) {
+// `tree`: a detached idmapped copy of the source (idmapped_roots.hpp) to attach instead
+// of a plain bind, or -1.
+int bind(const std::string& source, const std::string& target, std::uint64_t attrs, int tree = -1) {
   std::string from = std::string(kOldRoot) + source;
   std::string to = std::string(kNewRoot) + target;
   struct stat st {};
@@ -94,8 +96,12 @@ int bind(const std::string& source, const std::string& target, std::uint64_t att
   }
   int err = S_ISDIR(st.st_mode) ? make_dirs(to) : make_file(to);
   if (err) return err;
-  if (::mount(from.c_str(), to.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0)
+  if (tree >= 0) {
+    if (::syscall(SYS_move_mount, tree, "", AT_FDCWD, to.c_str(), MOVE_MOUNT_F_EMPTY_PATH) < 0)
+      return fail("attach the idmapped " + source + " at " + target);
+  } else if (::mount(from.c_str(), to.c_str(), nullptr, MS_BIND | MS_REC, nullptr) < 0) {
     return fail("bind " + source + " at " + target);
+  }
   return set_attrs(to, attrs, true);
 }
 
@@ -145,18 +151,45 @@ int dev(const std::string& target, std::uint64_t shm_bytes) {
   return 0;
 }
 
-int apply(const mount_entry& m) {
-  if (m.optional && (m.kind == mount_kind::ro_bind || m.kind == mount_kind::rw_bind)) {
+// An empty read-only file or directory over a path a bound root shows: what a mask hides
+// cannot be read, written, renamed or removed (a mount point is busy). The target must
+// already be there, and not as a symlink, so the mask never creates anything in a host
+// directory nor lands elsewhere.
+int hide(const std::string& target) {
+  std::string to = std::string(kNewRoot) + target;
+  struct stat st {};
+  if (::lstat(to.c_str(), &st) < 0) return fail("masked path " + target);
+  if (S_ISLNK(st.st_mode)) {
+    errno = ELOOP;
+    return fail("masked path " + target + " became a symlink");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    if (::mount("tmpfs", to.c_str(), "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=000,size=4k") < 0)
+      return fail("mask " + target);
+    return 0;
+  }
+  // The base tmpfs (this process's root until the final pivot) holds the empty file.
+  const char* empty = "/masked-file";
+  int fd = ::open(empty, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0);
+  if (fd < 0) return fail("create the empty file for masks");
+  ::close(fd);
+  if (::mount(empty, to.c_str(), nullptr, MS_BIND, nullptr) < 0) return fail("mask " + target);
+  return set_attrs(to, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, false);
+}
+
+int apply(const mount_entry& m, int tree) {
+  if (m.optional && (m.kind == mount_kind::ro_bind || m.kind == mount_kind::rw_bind || m.kind == mount_kind::hidden)) {
     struct stat st {};
     if (::lstat((std::string(kOldRoot) + m.source).c_str(), &st) < 0) return 0;
   }
   switch (m.kind) {
     case mount_kind::ro_bind:
       return bind(m.source, m.target, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
-    case mount_kind::rw_bind: return bind(m.source, m.target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+    case mount_kind::rw_bind: return bind(m.source, m.target, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, tree);
     case mount_kind::tmpfs: return tmpfs(m.target, m.size_bytes, "1777");
     case mount_kind::proc: return proc(m.target);
     case mount_kind::dev: return dev(m.target, m.size_bytes);
+    case mount_kind::hidden: return hide(m.target);
   }
   errno = EINVAL;
   return fail("unknown mount kind");
@@ -168,7 +201,7 @@ int pivot(const char* new_root, const char* put_old) {
 
 } // namespace
 
-int build_filesystem_view(const jail_spec& spec) {
+int build_filesystem_view(const jail_spec& spec, const std::vector<int>& trees) {
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_SLAVE, nullptr) < 0) return fail("make / a slave");
   if (::mount("tmpfs", kBase, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
     return fail("tmpfs base");
@@ -179,8 +212,8 @@ int build_filesystem_view(const jail_spec& spec) {
   if (::mount("tmpfs", kNewRoot, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m") < 0)
     return fail("tmpfs root");
 
-  for (auto& m : spec.mounts)
-    if (int err = apply(m)) return err;
+  for (std::size_t i = 0; i < spec.mounts.size(); ++i)
+    if (int err = apply(spec.mounts[i], i < trees.size() ? trees[i] : -1)) return err;
 
   if (::umount2(kOldRoot, MNT_DETACH) < 0) return fail("detach the host's tree");
   if (::chdir(kNewRoot) < 0) return fail("chdir newroot");

@@ -18,6 +18,7 @@
 
 #include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
+#include "tiers/exec_helper/idmapped_roots.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/seccomp_filter.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
@@ -129,7 +130,7 @@ int await_launch(jail_spec& spec, bool& retired) {
 }
 
 // C: pid 1 of the jail.
-int jail_init(jail_spec spec, bool warm) {
+int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
   auto began = clock::now();
   auto t = began;
@@ -138,7 +139,7 @@ int jail_init(jail_spec spec, bool warm) {
   report_step("hostname", t);
 
   t = clock::now();
-  if (int err = build_filesystem_view(spec)) return err;
+  if (int err = build_filesystem_view(spec, trees)) return err;
   report_step("filesystem", t);
 
   if (!spec.share_network) {
@@ -221,6 +222,13 @@ int run_jailed(const jail_spec& spec, bool warm) {
   if (join_cgroups(spec) || drop_supplementary_groups()) return 125;
   report_step("cgroup", t);
 
+  // Idmapped roots are made here, in the host's user namespace, where the kernel lets this
+  // (root) helper idmap the host's filesystems; the jail's init inherits the fds.
+  t = clock::now();
+  std::vector<int> trees;
+  if (prepare_idmapped_trees(spec, trees)) return 125;
+  report_step("idmap", t);
+
   int sync[2];
   if (::pipe2(sync, O_CLOEXEC) < 0) return step_error("clone", "pipe"), 125;
   t = clock::now();
@@ -241,8 +249,9 @@ int run_jailed(const jail_spec& spec, bool warm) {
     while (n < 0 && errno == EINTR);
     ::close(sync[0]);
     if (n != 1) _exit(125);  // the helper failed to map our ids: start nothing
-    _exit(jail_init(spec, warm));
+    _exit(jail_init(spec, warm, trees));
   }
+  close_trees(trees);  // the jail's init holds its own copies
   ::close(sync[0]);
   if (warm) ::close(kSpecFd);  // the launch is C's to read; EOF must reach C alone
   pid_t init = static_cast<pid_t>(pid);
