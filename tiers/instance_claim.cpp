@@ -20,26 +20,6 @@ namespace {
 const std::string kScratchPrefix = "corral-";
 const std::string kPendingSuffix = ".pending";
 
-std::string random_name() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < 8; ++i) s += hex[rd() % 16];
-  return s;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(name);
-  }
-  ::closedir(d);
-  return out;
-}
-
 // The instance in a scratch dir's name (`corral-<instance>-<n>-XXXXXX`), or empty.
 std::string instance_of(const std::string& scratch_name) {
   if (scratch_name.compare(0, kScratchPrefix.size(), kScratchPrefix) != 0) return "";
@@ -52,6 +32,26 @@ std::string instance_of(const std::string& scratch_name) {
 std::string owners_dir(const std::string& state_dir) { return state_dir + "/owners"; }
 
 } // namespace
+
+std::string random_instance_name() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 8; ++i) s += hex[rd() % 16];
+  return s;
+}
+
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  return out;
+}
 
 instance_claim::instance_claim(std::string path, std::string instance, int fd)
     : path_(std::move(path)), instance_(std::move(instance)), fd_(fd) {}
@@ -70,7 +70,7 @@ expected<instance_claim> instance_claim::take(const std::string& state_dir) {
   if (::mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST)
     return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
   for (int attempt = 0; attempt < 16; ++attempt) {
-    auto instance = random_name();
+    auto instance = random_instance_name();
     // Locked before it has its name: a sweep never sees the claim unlocked while alive.
     auto pending = dir + "/" + instance + "." + std::to_string(::getpid()) + kPendingSuffix;
     int fd = ::open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -111,7 +111,7 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
   };
   std::set<std::string> failed;
   auto scratch = state_dir + "/scratch";
-  for (const auto& name : entries(scratch)) {
+  for (const auto& name : dir_entries(scratch)) {
     auto instance = instance_of(name);
     if (instance.empty()) continue;  // not ours to judge
     if (owner_of(instance) != owner_state::dead) {
@@ -133,7 +133,7 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     }
   }
   auto owners = owners_dir(state_dir);
-  for (const auto& name : entries(owners)) {
+  for (const auto& name : dir_entries(owners)) {
     auto path = owners + "/" + name;
     if (name.size() > kPendingSuffix.size() &&
         name.compare(name.size() - kPendingSuffix.size(), kPendingSuffix.size(), kPendingSuffix) == 0) {
