@@ -1,6 +1,7 @@
 #include "tiers/instance_claim.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@ namespace {
 
 const std::string kScratchPrefix = "corral-";
 const std::string kPendingSuffix = ".pending";
+constexpr std::chrono::seconds kPendingMinAge{60};
 
 // The instance in a scratch dir's name (`corral-<instance>-<n>-XXXXXX`), or empty.
 std::string instance_of(const std::string& scratch_name) {
@@ -137,10 +139,12 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     auto path = owners + "/" + name;
     if (name.size() > kPendingSuffix.size() &&
         name.compare(name.size() - kPendingSuffix.size(), kPendingSuffix.size(), kPendingSuffix) == 0) {
-      // A claim being made is locked; an unlocked pending one was left by a crash.
-      int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(path.c_str());
-      if (fd >= 0) ::close(fd);
+      // A claim being made lives for microseconds, but between its creation and its flock
+      // it is unlocked: only an old pending one is a crashed runtime's.
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 &&
+          std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(st.st_mtime) >= kPendingMinAge)
+        ::unlink(path.c_str());
       continue;
     }
     // Its scratch dirs are gone (or it had none): the dead claim goes last. A failed
