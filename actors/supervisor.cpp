@@ -2,7 +2,6 @@
 
 #include <deque>
 #include <filesystem>
-#include <random>
 #include <set>
 
 #include <caf/all.hpp>
@@ -16,6 +15,7 @@
 #include "actors/terminal_session.hpp"
 #include "actors/warm_pool.hpp"
 #include "config/tighten.hpp"
+#include "tiers/instance_claim.hpp"
 #include "tiers/scratch_dir.hpp"
 
 namespace corral {
@@ -45,14 +45,6 @@ struct supervisor_state {
 namespace {
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
-
-std::string random_instance() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < 6; ++i) s += hex[rd() % 16];
-  return s;
-}
 
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
@@ -109,7 +101,7 @@ void start_warm_pool(self_ptr self) {
 
 caf::behavior supervisor(self_ptr self, supervisor_config config) {
   self->state.config = std::move(config);
-  self->state.instance = self->state.config.instance.empty() ? random_instance() : self->state.config.instance;
+  self->state.instance = self->state.config.instance.empty() ? random_instance_name() : self->state.config.instance;
   start_warm_pool(self);
   self->set_down_handler([=](caf::down_msg& down) {
     auto& st = self->state;

@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 
 using corral::testing::temp_dir;
@@ -31,6 +32,7 @@ const char* const kEcho = "import sys\nfor l in sys.stdin:\n    sys.stdout.write
 } // namespace
 
 TEST_CASE("one request then EOF through corral mcp is answered every time", "[session][eof][landlock]") {
+  REQUIRE_LANDLOCK();
   temp_dir dir;
   { std::ofstream(dir / "echo.py") << kEcho; }
   const std::string request = R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})";
@@ -50,6 +52,7 @@ TEST_CASE("one request then EOF through corral mcp is answered every time", "[se
 
 TEST_CASE("a child that writes 4 MiB and exits at once while the client closes stdin delivers every byte",
           "[session][eof][landlock]") {
+  REQUIRE_LANDLOCK();
   temp_dir dir;
   for (int i = 0; i < 5; ++i) {
     std::string cmd = "cd " + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI +
@@ -63,6 +66,7 @@ TEST_CASE("a child that writes 4 MiB and exits at once while the client closes s
 }
 
 TEST_CASE("a server that cannot be started is 127 with its message, never 0", "[session][eof][landlock]") {
+  REQUIRE_LANDLOCK();
   temp_dir dir;
   for (int i = 0; i < 20; ++i) {
     std::string cmd = "cd " + dir.path() + " && echo '' | timeout 60 " + CORRAL_TEST_CLI +
@@ -76,6 +80,7 @@ TEST_CASE("a server that cannot be started is 127 with its message, never 0", "[
 }
 
 TEST_CASE("serve --stdio answers a request followed by EOF before it exits", "[session][eof][daemon][landlock]") {
+  REQUIRE_LANDLOCK();
   temp_dir dir;
   for (int i = 0; i < 5; ++i) {
     std::string cmd = "cd " + dir.path() +

@@ -1,6 +1,7 @@
 #include "tiers/instance_claim.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,26 +21,7 @@ namespace {
 
 const std::string kScratchPrefix = "corral-";
 const std::string kPendingSuffix = ".pending";
-
-std::string random_name() {
-  std::random_device rd;
-  static const char* hex = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < 8; ++i) s += hex[rd() % 16];
-  return s;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(name);
-  }
-  ::closedir(d);
-  return out;
-}
+constexpr std::chrono::seconds kPendingMinAge{60};
 
 // The instance in a scratch dir's name (`corral-<instance>-<n>-XXXXXX`), or empty.
 std::string instance_of(const std::string& scratch_name) {
@@ -53,6 +35,26 @@ std::string instance_of(const std::string& scratch_name) {
 std::string owners_dir(const std::string& state_dir) { return state_dir + "/owners"; }
 
 } // namespace
+
+std::string random_instance_name() {
+  std::random_device rd;
+  static const char* hex = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 8; ++i) s += hex[rd() % 16];
+  return s;
+}
+
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..") out.push_back(name);
+  }
+  ::closedir(d);
+  return out;
+}
 
 instance_claim::instance_claim(std::string path, std::string instance, int fd)
     : path_(std::move(path)), instance_(std::move(instance)), fd_(fd) {}
@@ -71,7 +73,7 @@ expected<instance_claim> instance_claim::take(const std::string& state_dir) {
   if (::mkdir(dir.c_str(), 0700) < 0 && errno != EEXIST)
     return make_failure(failure_kind::internal, "mkdir " + dir + ": " + std::strerror(errno));
   for (int attempt = 0; attempt < 16; ++attempt) {
-    auto instance = random_name();
+    auto instance = random_instance_name();
     // Locked before it has its name: a sweep never sees the claim unlocked while alive.
     auto pending = dir + "/" + instance + "." + std::to_string(::getpid()) + kPendingSuffix;
     int fd = ::open(pending.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -112,7 +114,7 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
   };
   std::set<std::string> failed;
   auto scratch = state_dir + "/scratch";
-  for (const auto& name : entries(scratch)) {
+  for (const auto& name : dir_entries(scratch)) {
     auto instance = instance_of(name);
     if (instance.empty()) continue;  // not ours to judge
     if (owner_of(instance) != owner_state::dead) {
@@ -137,14 +139,16 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     }
   }
   auto owners = owners_dir(state_dir);
-  for (const auto& name : entries(owners)) {
+  for (const auto& name : dir_entries(owners)) {
     auto path = owners + "/" + name;
     if (name.size() > kPendingSuffix.size() &&
         name.compare(name.size() - kPendingSuffix.size(), kPendingSuffix.size(), kPendingSuffix) == 0) {
-      // A claim being made is locked; an unlocked pending one was left by a crash.
-      int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-      if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(path.c_str());
-      if (fd >= 0) ::close(fd);
+      // A claim being made lives for microseconds, but between its creation and its flock
+      // it is unlocked: only an old pending one is a crashed runtime's.
+      struct stat st {};
+      if (::lstat(path.c_str(), &st) == 0 &&
+          std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(st.st_mtime) >= kPendingMinAge)
+        ::unlink(path.c_str());
       continue;
     }
     // Its scratch dirs are gone (or it had none): the dead claim goes last. A failed

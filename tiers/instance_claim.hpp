@@ -35,6 +35,11 @@ private:
   int fd_ = -1;
 };
 
+// A fresh random instance name: 8 hex digits.
+std::string random_instance_name();
+// The names in `dir` (without . and ..); empty when it cannot be read.
+std::vector<std::string> dir_entries(const std::string& dir);
+
 enum class owner_state : std::uint8_t {
   alive,    // its claim is locked: a live runtime's, never touched
   dead,     // its claim is there and unlocked: the runtime died (or is stopping cleanly)

@@ -4,7 +4,6 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <dirent.h>
 #include <fcntl.h>
 #include <fstream>
 #include <iterator>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "tiers/cgroup_tree.hpp"
+#include "tiers/instance_claim.hpp"
 
 namespace corral {
 
@@ -75,18 +75,6 @@ bool write_all(int fd, const std::string& data) {
     done += static_cast<std::size_t>(n);
   }
   return true;
-}
-
-std::vector<std::string> list_dir(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..") out.push_back(name);
-  }
-  ::closedir(d);
-  return out;
 }
 
 // Kills until the cgroups are empty; false if they are not within the bound.
@@ -185,7 +173,7 @@ status remove_lease_record(const std::string& leases_dir, const std::string& exe
 sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& options) {
   sweep_summary sum;
   std::vector<std::string> recorded_ids;
-  for (const auto& name : list_dir(leases_dir)) {
+  for (const auto& name : dir_entries(leases_dir)) {
     std::string path = leases_dir + "/" + name;
     if (ends_with(name, kTempSuffix)) {
       // Written before any cgroup was made: it names nothing that exists. Only an old one
@@ -240,7 +228,7 @@ sweep_summary sweep_leases(const std::string& leases_dir, const sweep_options& o
   auto now = std::chrono::system_clock::now();
   auto mounts = options.orphan_parents.empty() ? std::vector<cgroup_mount>{} : read_cgroup_mounts();
   for (const auto& parent : options.orphan_parents) {
-    for (const auto& id : list_dir(parent)) {
+    for (const auto& id : dir_entries(parent)) {
       std::string dir = parent + "/" + id;
       struct stat st {};
       if (!is_lease_cgroup_dir(mounts, dir, id) || ::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
