@@ -74,6 +74,9 @@ public:
   // True when the tier's runtime creates its own cgroups below the lease's (in every
   // hierarchy), so the lease must own those too.
   virtual bool nests_cgroups() const { return false; }
+  // True when the tier can hold network_mode::allowlist (the egress proxy as the jail's
+  // only door); the planner refuses an allowlist profile on every other tier.
+  virtual bool enforces_network_allowlist() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 

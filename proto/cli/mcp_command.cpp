@@ -16,6 +16,7 @@
 #include "actors/message_framing.hpp"
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/write_all.hpp"
@@ -36,6 +37,7 @@ status is mirrored.
 options:
   --tier T            the boundary (default: the profile's, landlock)
   --config FILE       the corral.toml to use (default: ./corral.toml if present)
+  --allow-net LIST    network allow-list for this server, e.g. api.github.com (allowlist mode)
   --allow-host        permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
@@ -48,6 +50,7 @@ struct mcp_options {
   session_request request;
   std::string config_path;
   std::string connect_socket;
+  std::vector<std::string> allow_net;
   bool allow_host = false;
   bool verbose = false;
 };
@@ -83,6 +86,12 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
       } catch (const std::exception&) {
         return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + *v + "'");
       }
+    } else if (a == "--allow-net") {
+      auto v = value(a);
+      if (!v) return v.error();
+      auto entries = parse_allow_net(*v);
+      if (!entries) return entries.error();
+      o.allow_net.insert(o.allow_net.end(), entries->begin(), entries->end());
     } else {
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
     }
@@ -91,6 +100,7 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
+  if (auto s = allow_net_excludes_connect(o.allow_net, o.connect_socket); !s) return s.error();
   return o;
 }
 
@@ -157,6 +167,10 @@ int mcp_command(const std::vector<std::string>& args) {
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  if (auto s = apply_allow_net(*prof, options->allow_net); !s) {
+    std::cerr << "corral: " << s.error().describe() << "\n";
     return kExitRefused;
   }
   runtime_options ro;

@@ -8,6 +8,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/write_all.hpp"
 #include "proto/daemon_client.hpp"
@@ -119,6 +120,7 @@ int run_command(const std::vector<std::string>& args) {
   char cwd[4096];
   auto prof = load_profile(options->config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) return refuse(prof.error(), options->json);
+  if (auto s = apply_allow_net(*prof, options->allow_net); !s) return refuse(s.error(), options->json);
 
   runtime_options ro;
   ro.prof = std::move(*prof);

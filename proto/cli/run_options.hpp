@@ -18,6 +18,7 @@ struct run_options {
   std::string connect_socket;  // run through this daemon instead of in-process
   std::vector<node_address> nodes;  // or on the least-loaded of these nodes
   node_tls node_credentials;
+  std::vector<std::string> allow_net;  // --allow-net entries (proto/cli/allow_net.hpp)
   bool json = false;
   bool allow_host = false;
   bool verbose = false;

@@ -15,6 +15,7 @@
 #include "actors/atoms.hpp"
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/local_tty.hpp"
@@ -33,6 +34,7 @@ terminal to it. Exit status: the program's own; 128+N when signal N ended it.
 options:
   --tier T        the boundary (default: the profile's, landlock)
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
+  --allow-net LIST network allow-list for this shell, e.g. pypi.org (allowlist mode)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
   --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
@@ -76,6 +78,7 @@ int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
   std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
+  std::vector<std::string> allow_net;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     if (a == "--") {
@@ -88,6 +91,14 @@ int shell_command(const std::vector<std::string>& args) {
     }
     if (a == "--allow-host") allow_host = true;
     else if (a == "-v") verbose = true;
+    else if (a == "--allow-net" && i + 1 < args.size()) {
+      auto entries = parse_allow_net(args[++i]);
+      if (!entries) {
+        std::cerr << "corral: " << entries.error().message << "\n";
+        return kExitRefused;
+      }
+      allow_net.insert(allow_net.end(), entries->begin(), entries->end());
+    }
     else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
       const auto& v = args[++i];
       if (a == "--tier") request.tier = v;
@@ -114,6 +125,10 @@ int shell_command(const std::vector<std::string>& args) {
       std::cerr << "corral: " << s.error().message << "\n";
       return kExitRefused;
     }
+    if (auto s = allow_net_excludes_connect(allow_net, connect_socket); !s) {
+      std::cerr << "corral: " << s.error().message << "\n";
+      return kExitRefused;
+    }
     return shell_via_daemon(request, connect_socket);
   }
 
@@ -121,6 +136,10 @@ int shell_command(const std::vector<std::string>& args) {
   auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  if (auto s = apply_allow_net(*prof, allow_net); !s) {
+    std::cerr << "corral: " << s.error().describe() << "\n";
     return kExitRefused;
   }
   runtime_options ro;
