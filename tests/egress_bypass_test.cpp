@@ -8,21 +8,6 @@
 using namespace corral;
 using namespace corral::testing;
 
-namespace {
-
-constexpr const char* kCurl = "/usr/bin/curl";
-constexpr const char* kPython = "/usr/bin/python3";
-
-bool have(const char* path) { return ::access(path, X_OK) == 0; }
-
-exec_result run_ok(test_runtime& rt, exec_request r) {
-  r.timeout = std::chrono::seconds(30);  // the default profile's ceiling
-  auto res = rt.run(std::move(r));
-  if (!res) FAIL("exec: " << res.error().describe());
-  return *res;
-}
-
-} // namespace
 
 TEST_CASE("bypassing the proxy reaches nothing: --noproxy, a direct IP, UDP to port 53, DNS", "[egress]") {
   if (auto why = landlock_unavailable(); !why.empty()) { WARN("skipped: " << why); return; }

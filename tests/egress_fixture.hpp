@@ -122,6 +122,19 @@ inline profile egress_profile(const std::string& network_toml,
   return *p;
 }
 
+inline constexpr const char* kCurl = "/usr/bin/curl";
+inline constexpr const char* kPython = "/usr/bin/python3";
+
+inline bool have(const char* path) { return ::access(path, X_OK) == 0; }
+
+// Runs the request (30 s bound: the default profile's ceiling); a refusal fails the test.
+inline exec_result run_ok(test_runtime& rt, exec_request r) {
+  r.timeout = std::chrono::seconds(30);
+  auto res = rt.run(std::move(r));
+  if (!res) FAIL("exec: " << res.error().describe());
+  return *res;
+}
+
 inline const network_event* find_event(const exec_result& r, const std::string& host) {
   if (!r.network) return nullptr;
   for (auto& e : r.network->events)

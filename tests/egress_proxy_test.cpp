@@ -11,19 +11,7 @@ using namespace corral::testing;
 
 namespace {
 
-constexpr const char* kCurl = "/usr/bin/curl";
-constexpr const char* kPython = "/usr/bin/python3";
-
-bool have(const char* path) { return ::access(path, X_OK) == 0; }
-
 std::string port_of(const stub_server& s) { return std::to_string(s.port()); }
-
-exec_result run_ok(test_runtime& rt, exec_request r) {
-  r.timeout = std::chrono::seconds(30);
-  auto res = rt.run(std::move(r));
-  if (!res) FAIL("exec: " << res.error().describe());
-  return *res;
-}
 
 } // namespace
 
