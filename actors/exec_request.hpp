@@ -28,6 +28,9 @@ struct exec_request {
   // Overrides the profile's environment, which overrides nothing of the host's: the
   // child's environment is built from these two alone.
   std::map<std::string, std::string> env;
+  // Narrows the profile's network allow-list (config/tighten_network.hpp); unset: the
+  // profile's lists as they are.
+  std::optional<std::vector<std::string>> network_allow;
   // Empty: the profile's tier.
   std::string tier;
   // Optional: receives execution_started once, then output_chunk for each piece of kept

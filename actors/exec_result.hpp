@@ -43,6 +43,28 @@ struct setup_step {
   std::uint64_t micros = 0;
 };
 
+// One connection attempt through the egress proxy (allowlist network mode).
+struct network_event {
+  std::string host;
+  std::uint16_t port = 0;
+  std::string protocol;                // http_connect, http_forward, socks5
+  std::vector<std::string> addresses;  // checked; the one connected to first
+  std::string decision;                // allowed, denied, not_allowed, address_refused, …
+  std::string rule;                    // the entry that decided, if one did
+  std::string reason;                  // what the program was told
+  std::string failure;                 // how an allowed connection failed or ended badly
+  std::uint64_t bytes_up = 0;          // program → destination
+  std::uint64_t bytes_down = 0;        // destination → program
+  std::uint64_t duration_ms = 0;
+};
+
+// The result's audit: at most kMaxNetworkEvents, then only counted.
+struct network_audit {
+  std::vector<network_event> events;
+  std::uint64_t dropped = 0;
+};
+inline constexpr std::size_t kMaxNetworkEvents = 1000;
+
 struct exec_result {
   std::string execution_id;
   verdict how = verdict::exited;
@@ -58,6 +80,7 @@ struct exec_result {
   std::vector<std::string> masked;        // protected paths covered in the view: "PATH (how: what)"
   resource_usage usage;
   std::vector<setup_step> steps;  // of every step (compile, then run), in order
+  std::optional<network_audit> network;  // set in allowlist network mode only
 };
 
 } // namespace corral

@@ -14,6 +14,7 @@
 #include "actors/io_loop.hpp"
 #include "actors/lease_messages.hpp"
 #include "actors/output_collector.hpp"
+#include "actors/egress_proxy.hpp"
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
 #include "actors/warm_pool.hpp"
@@ -114,6 +115,7 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
     r.usage.cpu_user_us = report.usage.cpu_user_us;
     r.usage.cpu_system_us = report.usage.cpu_system_us;
   }
+  r.network = st.network;
   r.how = judge(st, report);
   spdlog::debug("execution {} tier={} verdict={} exit={} signal={} duration_ms={:.3f}", r.execution_id,
                r.tier, to_string(r.how), r.exit_code.value_or(-1), r.term_signal.value_or(0),
@@ -143,6 +145,14 @@ void finish(self_ptr self) {
   retire_unlaunched_jail(st);  // cancelled while taking one
   st.phase = execution_phase::finishing;
   st.phase_began = std::chrono::steady_clock::now();
+  if (st.egress && !st.network) {
+    // The audit first: the loop has closed the connections (release), their reports are
+    // on their way to the egress_proxy, which answers once it has them all.
+    self->request(st.egress, kLeaseBound, audit_atom::value)
+        .then([=](network_audit& audit) { self->state.network = std::move(audit); finish(self); },
+              [=](caf::error&) { self->state.network = network_audit{}; finish(self); });
+    return;
+  }
   auto lease_failed = [=](caf::error& e) {
     reply_failure(self, make_failure(failure_kind::internal, "the lease did not finish: " + self->system().render(e)));
   };
@@ -250,6 +260,8 @@ void start_step(self_ptr self) {
     return;
   }
   auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
+  if (st.plan.network == network_mode::allowlist && !st.egress)
+    st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, st.env.io, st.plan.live_output);
 
   spawn_order order;
   order.id = st.process;
@@ -259,6 +271,7 @@ void start_step(self_ptr self) {
   order.owner = self;
   order.out = collector_route(out, cap, static_cast<bool>(live));
   order.err = collector_route(err, cap, static_cast<bool>(live));
+  order.egress = st.egress;
   self->request(spawn_actor, caf::infinite, std::move(order))
       .then([=](spawn_planned& planned) {
         self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);

@@ -21,6 +21,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "config/limits.hpp"
+#include "config/profile.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {
@@ -43,6 +44,8 @@ struct execution_plan {
   std::string scratch_dir;  // created by the supervisor, removed when the execution ends
   std::string caller_path;
   std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
+  network_mode network = network_mode::none;
+  egress_lists egress;                    // the effective lists in allowlist mode
   caf::actor live_output;                 // the request's subscriber, if any
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "config/tighten.hpp"
+#include "config/tighten_network.hpp"
 #include "tiers/scratch_dir.hpp"
 
 namespace corral {
@@ -107,6 +108,14 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                                                 : "masks over protected paths inside its roots (" +
                                                       prof.masks.front().virtual_path + ")") +
                             " is built by the landlock tier only; use --tier landlock, or narrow the roots");
+  if (prof.network == network_mode::allowlist && !ctx.boundary->enforces_network_allowlist())
+    return make_failure(failure_kind::refused,
+                        "the " + ctx.boundary->name() + " tier cannot enforce a network allow-list "
+                        "([sandbox.network] mode = \"allowlist\"); it is enforced on the landlock tier only. "
+                        "Choose that tier or set the mode to \"none\" or \"host\"");
+  auto egress = tighten_network(prof, r.network_allow);
+  if (!egress) return egress.error();
+
   auto lang = prof.languages.find(r.language);
   if (!lang) return lang.error();
 
@@ -117,6 +126,8 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   plan.stdin_data = r.stdin_data;
   plan.live_output = r.live_output;
   plan.caller_path = ctx.caller_path;
+  plan.network = prof.network;
+  plan.egress = std::move(*egress);
 
   // The child's environment: the policy's, then the request's on top. Nothing of the host's.
   std::map<std::string, std::string> env = prof.env;

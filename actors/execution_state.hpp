@@ -47,6 +47,11 @@ struct execution_state {
   bool timed_out = false;
   bool cancelled = false;
 
+  // Allowlist network mode: the execution's egress_proxy (linked) and, once asked at the
+  // end, its audit for the result.
+  caf::actor egress;
+  std::optional<network_audit> network;
+
   std::vector<std::string> not_enforced;
   std::string isolation;
   std::vector<std::string> masked;  // protected paths the view covered (the tier's plan)

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <deque>
 #include <fcntl.h>
+#include <future>
 #include <mutex>
+#include <sys/socket.h>
 #include <spawn.h>
 #include <termios.h>
 #include <sys/ioctl.h>
@@ -19,6 +21,7 @@
 #include <caf/send.hpp>
 #include <uv.h>
 
+#include "actors/egress_relay.hpp"
 #include "tiers/jail_spec.hpp"
 
 namespace corral {
@@ -83,6 +86,7 @@ struct io_loop::impl {
     int exit_status = 0;  // valid once reaped
     int open_handles = 0;
     bool report_writes = false;
+    std::size_t listeners_received = 0;  // egress listeners taken off the status channel
     int pty_master = -1;  // kept for TIOCSWINSZ; the streams read and write their own dups
   };
 
@@ -143,8 +147,12 @@ struct io_loop::impl {
   void update_tracked() { tracked_count = processes.size() - armed_waiting; }
   char read_buffer[kReadBuffer];
 
+  std::unique_ptr<egress_relay> egress;
+  std::atomic<std::size_t> egress_open{0};  // mirrored for tests, read off the loop thread
+
   impl() {
     uv_loop_init(&loop);
+    egress = std::make_unique<egress_relay>(&loop);
     wake.data = this;
     uv_async_init(&loop, &wake, [](uv_async_t* h) { static_cast<impl*>(h->data)->drain(); });
     thread = std::thread([this] { run(); });
@@ -222,6 +230,18 @@ struct io_loop::impl {
     return p.child >= 0;
   }
 
+  // The status channel is a socket pair, not a pipe: the jail hands its egress listeners
+  // over it (SCM_RIGHTS), which a pipe cannot carry.
+  static bool make_status_channel(fd_pair& p) {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) return false;
+    ::shutdown(fds[0], SHUT_WR);  // the runtime only reads
+    p.parent = fds[0];
+    p.child = ::fcntl(fds[1], F_DUPFD_CLOEXEC, kHighFd);
+    ::close(fds[1]);
+    return p.child >= 0;
+  }
+
   void do_spawn(spawn_command cmd) {
     fd_pair in, out, err, spec, status;
     auto fail = [&](int error_number, std::string what) {
@@ -238,7 +258,7 @@ struct io_loop::impl {
       err.child = ::fcntl(out.child, F_DUPFD_CLOEXEC, kHighFd);
     }
     if ((!pty && cmd.stdin_pipe && !make_pipe(in, true)) || (!pty && !make_pipe(out, false)) ||
-        (!pty && !make_pipe(err, false)) || !make_pipe(spec, true) || !make_pipe(status, false))
+        (!pty && !make_pipe(err, false)) || !make_pipe(spec, true) || !make_status_channel(status))
       return fail(errno, std::string("pipe2: ") + std::strerror(errno));
     if (!pty && !cmd.stdin_pipe) {
       int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -302,6 +322,7 @@ struct io_loop::impl {
     p->owner = cmd.owner;
     p->report_writes = cmd.report_writes;
     p->keep_spec_open = cmd.keep_spec_open;
+    if (cmd.egress) egress->set_decider(p->id, cmd.egress);
     if (p->keep_spec_open) ++armed_waiting;
     if (pty) p->pty_master = ::fcntl(out.parent, F_DUPFD_CLOEXEC, 0);
     processes[p->id] = p;
@@ -326,8 +347,8 @@ struct io_loop::impl {
     caf::anon_send(p->owner, io_spawned{p->id, pid});
   }
 
-  void open_pipe(process* p, uv_pipe_t& pipe, int fd, bool& open_flag) {
-    uv_pipe_init(&loop, &pipe, 0);
+  void open_pipe(process* p, uv_pipe_t& pipe, int fd, bool& open_flag, int ipc = 0) {
+    uv_pipe_init(&loop, &pipe, ipc);
     pipe.data = p;
     uv_pipe_open(&pipe, fd);
     open_flag = true;
@@ -425,7 +446,7 @@ struct io_loop::impl {
   // --- status channel -------------------------------------------------------------------
 
   void open_status(process* p, int fd) {
-    open_pipe(p, p->status_pipe, fd, p->status_open);
+    open_pipe(p, p->status_pipe, fd, p->status_open, 1);
     uv_read_start(
         reinterpret_cast<uv_stream_t*>(&p->status_pipe),
         [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
@@ -445,6 +466,7 @@ struct io_loop::impl {
       close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
       return;
     }
+    take_egress_listeners(p);
     p->status_buffer.append(buf->base, static_cast<std::size_t>(n));
     // A helper writes short lines; a runaway one must not grow this buffer without bound.
     if (p->status_buffer.size() > 1 << 20) p->status_buffer.clear();
@@ -468,6 +490,26 @@ struct io_loop::impl {
       if (n <= 0) break;
       uv_buf_t buf = uv_buf_init(read_buffer, static_cast<unsigned>(n));
       on_status(p, n, &buf);
+    }
+  }
+
+  // The jail's egress listeners ride with the "listeners N" line: the HTTP proxy's first,
+  // then the SOCKS5 proxy's (tiers/jail_spec.hpp, egress_ports).
+  void take_egress_listeners(process* p) {
+    while (uv_pipe_pending_count(&p->status_pipe) > 0) {
+      auto kind = p->listeners_received++ == 0 ? listener_kind::http : listener_kind::socks5;
+      if (uv_pipe_pending_type(&p->status_pipe) != UV_TCP || p->listeners_received > 2) {
+        // Not ours to serve: accept into a throwaway handle just to close the descriptor.
+        auto* h = egress->new_listener(p->id, kind);
+        uv_accept(reinterpret_cast<uv_stream_t*>(&p->status_pipe), reinterpret_cast<uv_stream_t*>(h));
+        egress->drop_listener(h);
+        continue;
+      }
+      auto* h = egress->new_listener(p->id, kind);
+      if (uv_accept(reinterpret_cast<uv_stream_t*>(&p->status_pipe), reinterpret_cast<uv_stream_t*>(h)) == 0)
+        egress->start_listener(h);
+      else
+        egress->drop_listener(h);
     }
   }
 
@@ -542,6 +584,9 @@ struct io_loop::impl {
     int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;
     p->exit_status = status;
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->exit_poll), p->exit_poll_open);
+    // The jail is gone: its proxy goes with it (each connection reports its end to the
+    // decider before the owner hears of the exit, so the audit is complete by then).
+    egress->close_process(p->id);
     caf::anon_send(p->owner, io_exited{p->id, status});
   }
 
@@ -593,6 +638,7 @@ struct io_loop::impl {
     auto* p = find(id);
     if (!p) return;
     p->released = true;
+    egress->close_process(p->id);
     for (auto* s : {&p->out, &p->err}) end_stream(*s);
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
@@ -646,5 +692,14 @@ void io_loop::release(process_id id) {
   impl_->post([this, id] { impl_->do_release(id); });
 }
 std::size_t io_loop::tracked() const { return impl_->tracked_count; }
+void io_loop::egress_answer(corral::egress_answer answer) {
+  impl_->post([this, a = std::move(answer)] { impl_->egress->on_answer(a); });
+}
+std::size_t io_loop::egress_connections(process_id id) const {
+  std::promise<std::size_t> count;
+  auto f = count.get_future();
+  impl_->post([this, id, &count] { count.set_value(impl_->egress->open_connections(id)); });
+  return f.get();
+}
 
 } // namespace corral

@@ -34,6 +34,11 @@ struct session_streams {
 inline expected<session_launch> launch_session_child(const session_env& env, const execution_plan& plan,
                                                      const lease_grant& grant, process_id id,
                                                      caf::actor owner, session_streams streams) {
+  // Sessions have no egress_proxy yet: refused rather than started with a dead door.
+  if (plan.network == network_mode::allowlist)
+    return make_failure(failure_kind::refused,
+                        "sessions (mcp, shell, stdio and terminal sessions) do not carry the egress proxy yet; "
+                        "a network allow-list applies to `corral run` and exec requests only");
   const auto& step = plan.steps.front();
   launch_request req;
   req.argv = step.argv;

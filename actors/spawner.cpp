@@ -20,6 +20,7 @@ caf::behavior spawner(caf::event_based_actor*, io_loop* io, std::shared_ptr<cons
         cmd.owner = order.owner;
         cmd.out = std::move(order.out);
         cmd.err = std::move(order.err);
+        cmd.egress = std::move(order.egress);
         io->spawn(std::move(cmd));
         return {true, {}, plan->not_enforced, plan->isolation, plan->masked};
       },

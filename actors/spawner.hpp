@@ -27,6 +27,7 @@ struct spawn_order {
   caf::actor owner;
   output_route out;  // the collectors' routes (output_collector.hpp: collector_route)
   output_route err;
+  caf::actor egress;  // the execution's egress_proxy, in allowlist network mode
 };
 
 // Reply to a spawn_order: what the plan will (not) enforce, or why there is no plan.

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/egress_decision.hpp"
 #include "config/language.hpp"
 #include "config/limits.hpp"
 
@@ -35,7 +36,9 @@ struct path_mask {
 // What happens when a request asks for more than the profile allows.
 enum class widen_policy { refuse, clamp };
 
-enum class network_mode { none, host };
+// none: an empty network namespace; allowlist: that namespace plus the egress proxy as its
+// only door (config/egress_decision.hpp); host: the host's network.
+enum class network_mode { none, allowlist, host };
 
 struct landlock_settings {
   unsigned abi_floor = 1;      // refuse kernels below this Landlock ABI
@@ -80,6 +83,7 @@ struct profile {
   // Where programs start, inside the view (--cwd, --here); empty: the scratch dir.
   std::string working_dir;
   network_mode network = network_mode::none;
+  egress_lists egress;  // [sandbox.network] allow/deny, used in allowlist mode
   landlock_settings landlock;
   gvisor_settings gvisor;
   container_settings container;

@@ -568,6 +568,44 @@ void read_languages(reader& r, const toml::table& t, language_table& langs) {
   }
 }
 
+network_mode network_mode_named(const std::string& v) {
+  return v == "host" ? network_mode::host : v == "allowlist" ? network_mode::allowlist : network_mode::none;
+}
+
+void read_rules(reader& r, const toml::table& t, const std::string& key, rule_list list,
+                std::vector<network_rule>& out) {
+  auto items = r.located_strings(t, "sandbox.network", key);
+  if (!items) return;
+  for (auto& i : *items) {
+    auto rule = parse_network_rule(i.value, list);
+    if (!rule) r.fail(i.where, "sandbox.network." + key, rule.error().message);
+    else out.push_back(std::move(*rule));
+  }
+}
+
+// `network = "none" | "host"` (the original key) or a [sandbox.network] table.
+void read_network(reader& r, const toml::table& sb, profile& p) {
+  const toml::node* n = sb.get("network");
+  if (!n) return;
+  if (!n->is_table()) {
+    if (auto v = r.choice(sb, "sandbox", "network", {"none", "host"})) p.network = network_mode_named(*v);
+    return;
+  }
+  const auto& t = *n->as_table();
+  r.only(t, "sandbox.network", {"mode", "allow", "deny"});
+  if (auto v = r.choice(t, "sandbox.network", "mode", {"none", "allowlist", "host"})) p.network = network_mode_named(*v);
+  read_rules(r, t, "allow", rule_list::allow, p.egress.allow);
+  read_rules(r, t, "deny", rule_list::deny, p.egress.deny);
+  bool lists = !p.egress.allow.empty() || !p.egress.deny.empty();
+  if (p.network != network_mode::allowlist && lists)
+    r.fail(t.source(), "sandbox.network",
+           "allow and deny apply only with mode = \"allowlist\" (the mode is \"" +
+               std::string(p.network == network_mode::host ? "host" : "none") + "\")");
+  else if (p.network == network_mode::allowlist && p.egress.allow.empty())
+    r.fail(t.source(), "sandbox.network",
+           "mode = \"allowlist\" needs a non-empty allow list (mode = \"none\" is the way to allow nothing)");
+}
+
 void read_sandbox(reader& r, const toml::table& sb, profile& p) {
   const std::string path = "sandbox";
   r.only(sb, path, {"tier", "network", "on_widen", "env", "protected_paths", "roots", "limits", "landlock",
@@ -579,8 +617,7 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
                 "unknown tier '" + *v + "' (known: landlock, host, gvisor, container, microvm, e2b; "
                 "aliases tier0=host, tier1=container, tier2=gvisor, tier3=microvm)");
   }
-  if (auto v = r.choice(sb, path, "network", {"none", "host"}))
-    p.network = *v == "host" ? network_mode::host : network_mode::none;
+  read_network(r, sb, p);
   if (auto v = r.choice(sb, path, "on_widen", {"refuse", "clamp"}))
     p.on_widen = *v == "clamp" ? widen_policy::clamp : widen_policy::refuse;
   if (auto env = r.table(sb, path, "env")) {

@@ -7,7 +7,12 @@
 //   [sandbox]
 //     tier            string   landlock (default) | host | gvisor | container | microvm | e2b,
 //                              or tier0=host, tier1=container, tier2=gvisor, tier3=microvm
-//     network         string   "none" (default) | "host"
+//     network         string   "none" (default) | "host"; or the table below
+//   [sandbox.network]
+//     mode            string   "none" (default) | "allowlist" | "host"
+//     allow, deny     arrays   "name", "*.suffix", "1.2.3.4", "10.0.0.0/8", "[fc00::/7]", each
+//                              with an optional ":port" (allow default 80 and 443, deny every
+//                              port); only with mode = "allowlist", which needs allow entries
 //     on_widen        string   "refuse" (default) | "clamp"
 //     env             table    NAME = "value"; NAME non-empty, without '=' or NUL
 //     protected_paths array    of paths no root may equal, contain or lie inside

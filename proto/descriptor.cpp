@@ -115,7 +115,17 @@ nlohmann::json profile_descriptor(const profile& p, const kernel_features& featu
                                   const tier_registry& tiers) {
   nlohmann::json j;
   j["tier"] = p.tier;
-  j["network"] = p.network == network_mode::host ? "host" : "none";
+  j["network"] = p.network == network_mode::host ? "host" : p.network == network_mode::allowlist ? "allowlist" : "none";
+  // Only in allowlist mode, so the digests of the other profiles stay what they were.
+  if (p.network == network_mode::allowlist) {
+    auto texts = [](const std::vector<network_rule>& rules) {
+      auto a = nlohmann::json::array();
+      for (auto& r : rules) a.push_back(r.text);
+      return a;
+    };
+    j["network_allow"] = texts(p.egress.allow);
+    j["network_deny"] = texts(p.egress.deny);
+  }
   j["on_widen"] = p.on_widen == widen_policy::clamp ? "clamp" : "refuse";
   j["limits"] = limits_json(p.limit);
   j["roots"] = roots_json(p);

@@ -5,6 +5,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/egress_messages.hpp"
 #include "actors/execution.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/output_collector.hpp"
@@ -123,6 +124,12 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
         auto text = stream ? carry.take(chunk.bytes) : std::string();
         if (text.empty()) return self->send(collector, ack_atom::value, size);
         self->send(connection, rpc_out_atom::value, notification(chunk.stream, text), collector, size);
+      },
+      [=](network_event& event) {
+        // The egress audit, as each connection ends (allowlist network mode).
+        if (stream && !st->orphaned)
+          self->send(connection, rpc_out_atom::value,
+                     rpc::notification_line("exec.network", {{"id", id}, {"event", to_json(event)}}));
       },
       [=](job_cancel_atom) {
         st->cancel_requested = true;

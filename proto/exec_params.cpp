@@ -119,6 +119,15 @@ expected<exec_params> exec_params_from_json(const json& params) {
       auto s = string_member(v, key);
       if (!s) return s.error();
       r.tier = *s;
+    } else if (key == "network_allow") {
+      // Narrows the daemon profile's allow-list (config/tighten_network.hpp).
+      if (!v.is_array()) return bad(key, "an array of strings");
+      std::vector<std::string> entries;
+      for (auto& a : v) {
+        if (!a.is_string()) return bad(key, "an array of strings");
+        entries.push_back(a.get<std::string>());
+      }
+      r.network_allow = std::move(entries);
     } else if (key == "stream") {
       if (!v.is_boolean()) return bad(key, "true or false");
       p.stream = v.get<bool>();
@@ -147,6 +156,7 @@ json exec_params_to_json(const exec_request& r, bool stream) {
   if (r.cpu_cores) j["cpu_cores"] = *r.cpu_cores;
   if (!r.env.empty()) j["env"] = r.env;
   if (!r.tier.empty()) j["tier"] = r.tier;
+  if (r.network_allow) j["network_allow"] = *r.network_allow;
   return j;
 }
 

@@ -105,7 +105,19 @@ nlohmann::json to_json(const exec_result& r) {
   j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},
                 {"cpu_user_us", r.usage.cpu_user_us},
                 {"cpu_system_us", r.usage.cpu_system_us}};
+  if (r.network) {
+    auto& events = j["network"] = nlohmann::json::array();
+    for (auto& e : r.network->events) events.push_back(to_json(e));
+    j["network_dropped"] = r.network->dropped;
+  }
   return j;
+}
+
+nlohmann::json to_json(const network_event& e) {
+  return {{"host", to_valid_utf8(e.host)}, {"port", e.port}, {"protocol", e.protocol},
+          {"addresses", e.addresses},       {"decision", e.decision}, {"rule", e.rule},
+          {"reason", to_valid_utf8(e.reason)}, {"failure", to_valid_utf8(e.failure)},
+          {"bytes_up", e.bytes_up},         {"bytes_down", e.bytes_down}, {"duration_ms", e.duration_ms}};
 }
 
 nlohmann::json to_json(const failure& f) {

@@ -11,6 +11,7 @@
 namespace corral {
 
 nlohmann::json to_json(const exec_result& result);
+nlohmann::json to_json(const network_event& event);  // one egress audit record
 nlohmann::json to_json(const failure& error);
 
 bool is_valid_utf8(const std::string& s);

@@ -83,7 +83,7 @@ std::vector<std::string> container_tier::engine_prefix(const std::string& bin) c
 
 std::vector<std::string> container_tier::boundary_flags() const {
   std::vector<std::string> flags = {"--rm",
-          network_ == network_mode::none ? "--network=none" : "--network=host",
+          network_ != network_mode::host ? "--network=none" : "--network=host",
           "--read-only",
           "--user=65534:65534",
           "--cap-drop=ALL",
@@ -207,9 +207,9 @@ expected<launch_plan> container_tier::plan(const launch_request& request, const 
   s.cleanup = {remove, {*rm, "-rf", "--one-file-system", "--", dir}};
 
   auto held = held_limits(request.effective, features_, plan.not_enforced);
-  if (network_ != network_mode::none) plan.not_enforced.push_back("network_isolation");
+  if (network_ == network_mode::host) plan.not_enforced.push_back("network_isolation");
   plan.isolation = "container: " + base_name(bin) + (settings_.runtime.empty() ? "" : " (" + settings_.runtime + ")") +
-                   " image " + settings_.image + (network_ == network_mode::none ? ", no network" : ", host network") +
+                   " image " + settings_.image + (network_ != network_mode::host ? ", no network" : ", host network") +
                    ", read-only root, uid 65534, no capabilities, no new privileges; cgroup v" +
                    std::to_string(features_.cgroup_version) + " around the container" + held;
   return plan;

@@ -123,6 +123,8 @@ std::string serialize(const jail_spec& s) {
   w.boolean(s.landlock_deny_tcp);
   w.boolean(s.landlock_scope);
   w.boolean(s.seccomp_kill);
+  w.u32(static_cast<std::uint32_t>(s.egress_ports.size()));
+  for (auto port : s.egress_ports) w.u32(port);
   w.u32(s.uid_inside);
   w.u32(s.gid_inside);
   w.u32(s.uid_outside);
@@ -183,6 +185,13 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.landlock_deny_tcp = r.boolean();
   s.landlock_scope = r.boolean();
   s.seccomp_kill = r.boolean();
+  auto nports = r.u32();
+  for (std::uint32_t i = 0; i < nports && r.ok() && i < 16; ++i) {
+    auto port = r.u32();
+    if (port == 0 || port > 65535) return make_failure(failure_kind::internal, "jail spec: bad egress port");
+    s.egress_ports.push_back(static_cast<std::uint16_t>(port));
+  }
+  if (nports > 16) return make_failure(failure_kind::internal, "jail spec: too many egress ports");
   s.uid_inside = r.u32();
   s.gid_inside = r.u32();
   s.uid_outside = r.u32();

@@ -92,6 +92,11 @@ struct jail_spec {
   bool landlock_deny_tcp = true;  // ABI >= 4: no TCP bind/connect
   bool landlock_scope = true;     // ABI >= 6: signals and abstract unix sockets
   bool seccomp_kill = false;      // false: denied calls fail with EPERM
+  // Allowlist network mode: the jail's init listens on 127.0.0.1 at each port (in the
+  // jail's own network namespace) and hands the listening sockets to the runtime with the
+  // status line "listeners N" (SCM_RIGHTS on fd 4, a socket pair); Landlock admits TCP
+  // connect to exactly these ports. Order: the HTTP proxy's, then the SOCKS5 proxy's.
+  std::vector<std::uint16_t> egress_ports;
   // The program runs as uid/gid *_inside in its user namespace, mapped to *_outside on
   // the host (a single id each: nothing else of the host's is mapped). A root runtime maps
   // to an unprivileged outside id, so the jail is never the host's root for any file.

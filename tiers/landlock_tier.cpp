@@ -17,6 +17,17 @@ constexpr std::uint32_t kNobody = 65534;
 
 } // namespace
 
+std::map<std::string, std::string> landlock_tier::with_proxy_env(std::map<std::string, std::string> env) const {
+  if (network_ != network_mode::allowlist) return env;
+  // Both cases: curl reads http_proxy only in lower case, many others upper case only.
+  std::string http = "http://127.0.0.1:" + std::to_string(kHttpProxyPort);
+  std::string socks = "socks5h://127.0.0.1:" + std::to_string(kSocksProxyPort);
+  for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[name] = http;
+  for (const char* name : {"ALL_PROXY", "all_proxy"}) env[name] = socks;
+  for (const char* name : {"NO_PROXY", "no_proxy"}) env[name] = "localhost,127.0.0.1,::1";
+  return env;
+}
+
 landlock_tier::landlock_tier(const profile& prof, const kernel_features& features)
     : source_roots_(prof.source_roots),
       output_roots_(prof.output_roots),
@@ -81,7 +92,7 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.mode = jail_mode::jail;
   s.program = inside;
   s.argv = request.argv;
-  s.envp = to_envp(with_jail_defaults(request.env, search_path));
+  s.envp = to_envp(with_proxy_env(with_jail_defaults(request.env, search_path)));
   s.cwd = working_dir_.empty() || request.start_in_scratch ? kWorkDir : working_dir_;
   s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   s.controlling_tty = request.controlling_tty;
@@ -161,6 +172,7 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.cgroup_procs = grant.cgroup_procs;
   s.landlock_abi_floor = settings_.abi_floor;
   s.landlock_deny_tcp = !s.share_network;
+  if (network_ == network_mode::allowlist) s.egress_ports = {kHttpProxyPort, kSocksProxyPort};
   s.landlock_scope = true;
   s.seccomp_kill = settings_.seccomp_kill;
 
@@ -177,7 +189,8 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   auto held = held_limits(request.effective, features_, plan.not_enforced);
   if (s.share_network) plan.not_enforced.push_back("network_isolation");
   plan.isolation = "landlock: user, pid, mount, ipc, uts, cgroup" +
-                   std::string(s.share_network ? "" : ", network") + " namespaces; Landlock ABI " +
+                   std::string(s.share_network ? "" : ", network") + " namespaces" +
+                   (s.egress_ports.empty() ? "" : " (egress only through the allow-list proxy)") + "; Landlock ABI " +
                    std::to_string(features_.landlock_abi) + "; seccomp (" +
                    (s.seccomp_kill ? "kill" : "EPERM") + "); cgroup v" +
                    std::to_string(features_.cgroup_version) + ownership +

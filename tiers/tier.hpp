@@ -81,6 +81,9 @@ public:
   // True when the tier's view covers the profile's masks (profile.hpp) and can start the
   // program in its working directory; a tier that cannot must not run such a profile.
   virtual bool builds_masked_view() const { return false; }
+  // True when the tier can hold network_mode::allowlist (the egress proxy as the jail's
+  // only door); the planner refuses an allowlist profile on every other tier.
+  virtual bool enforces_network_allowlist() const { return false; }
   virtual expected<launch_plan> plan(const launch_request& request, const lease_grant& grant) const = 0;
 };
 

@@ -16,6 +16,7 @@
 #include "actors/message_framing.hpp"
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
@@ -40,6 +41,7 @@ status is mirrored.
 options:
   --tier T            the boundary (default: the profile's, landlock)
   --config FILE       the corral.toml to use (default: ./corral.toml if present)
+  --allow-net LIST    network allow-list for this server, e.g. api.github.com (allowlist mode)
   --allow-host        permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
@@ -61,6 +63,7 @@ struct mcp_options {
   std::string config_path;
   std::string connect_socket;
   limit_flags limits;
+  std::vector<std::string> allow_net;
   bool allow_host = false;
   bool verbose = false;
 };
@@ -98,6 +101,12 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
       } catch (const std::exception&) {
         return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + *v + "'");
       }
+    } else if (a == "--allow-net") {
+      auto v = value(a);
+      if (!v) return v.error();
+      auto entries = parse_allow_net(*v);
+      if (!entries) return entries.error();
+      o.allow_net.insert(o.allow_net.end(), entries->begin(), entries->end());
     } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
       return grant.error();
     } else if (!*grant) {
@@ -111,6 +120,7 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
     o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
   }
+  if (auto s = allow_net_excludes_connect(o.allow_net, o.connect_socket); !s) return s.error();
   if (auto s = limit_flags_need_in_process(o.limits, o.connect_socket); !s) return s.error();
   apply_limit_flags(o.limits, o.request);
   if (o.limits.timeout) o.request.lifetime = *o.limits.timeout;
@@ -180,6 +190,10 @@ int mcp_command(const std::vector<std::string>& args) {
   auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  if (auto s = apply_allow_net(*prof, options->allow_net); !s) {
+    std::cerr << "corral: " << s.error().describe() << "\n";
     return kExitRefused;
   }
   runtime_options ro;

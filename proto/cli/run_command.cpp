@@ -8,6 +8,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
@@ -114,6 +115,7 @@ int run_command(const std::vector<std::string>& args) {
   block_interrupts();
   auto prof = load_granted_profile(options->config_path, options->grants);
   if (!prof) return refuse(prof.error(), options->json);
+  if (auto s = apply_allow_net(*prof, options->allow_net); !s) return refuse(s.error(), options->json);
 
   runtime_options ro;
   ro.prof = std::move(*prof);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/sizes.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/limit_flags.hpp"
@@ -28,6 +29,8 @@ options:
   --stdin FILE      feed FILE to the program's stdin ('-' for this process's stdin)
   --output-cap SIZE bytes kept of each of stdout and stderr, e.g. 1m
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
+  --allow-net LIST  network allow-list for this run, e.g. pypi.org,*.pythonhosted.org
+                    (sets [sandbox.network] mode = "allowlist" with these allow entries)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
   --nodes H:P,H:P   run on the least-loaded of these `corral serve --node-listen` nodes
@@ -115,6 +118,11 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       auto bytes = parse_size(*v);
       if (!bytes) return bytes.error();
       o.request.output_cap = *bytes;
+    } else if (a == "--allow-net" && (v = value(a))) {
+      // The operator's own allow-list (proto/cli/allow_net.hpp); kept apart from --net.
+      auto entries = parse_allow_net(*v);
+      if (!entries) return entries.error();
+      o.allow_net.insert(o.allow_net.end(), entries->begin(), entries->end());
     } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
       return grant.error();
     } else if (*grant) {
@@ -141,6 +149,9 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   }
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
+  if (auto s = allow_net_excludes_connect(o.allow_net, o.connect_socket); !s) return s.error();
+  if (!o.allow_net.empty() && !o.nodes.empty())
+    return make_failure(failure_kind::invalid_request, "--allow-net has no effect with --nodes: each node's own profile applies");
   if (!lang_given) o.request.language = "argv";
   if (o.request.language != "argv" && o.request.code.empty() && o.request.language != "command")
     return make_failure(failure_kind::invalid_request, "--lang " + o.request.language + " needs --code or --file");

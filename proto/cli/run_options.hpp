@@ -22,6 +22,7 @@ struct run_options {
   std::vector<node_address> nodes;  // or on the least-loaded of these nodes
   node_tls node_credentials;
   limit_flags limits;  // also copied onto `request`
+  std::vector<std::string> allow_net;  // --allow-net entries (proto/cli/allow_net.hpp)
   bool json = false;
   bool allow_host = false;
   bool verbose = false;

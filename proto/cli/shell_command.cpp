@@ -15,6 +15,7 @@
 #include "actors/atoms.hpp"
 #include "actors/runtime.hpp"
 #include "config/toml_profile.hpp"
+#include "proto/cli/allow_net.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
@@ -39,6 +40,7 @@ terminal is ended and this one restored first).
 options:
   --tier T        the boundary (default: the profile's, landlock)
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
+  --allow-net LIST network allow-list for this shell, e.g. pypi.org (allowlist mode)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
   --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
@@ -87,6 +89,7 @@ int shell_command(const std::vector<std::string>& args) {
   std::string config_path, connect_socket;
   bool allow_host = false, verbose = false;
   limit_flags limits;
+  std::vector<std::string> allow_net;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (auto limit = parse_limit_flag(args, i, limits); !limit) {
       std::cerr << "corral: " << limit.error().message << "\n" << shell_usage();
@@ -111,6 +114,14 @@ int shell_command(const std::vector<std::string>& args) {
     if (*grant) continue;
     if (a == "--allow-host") allow_host = true;
     else if (a == "-v") verbose = true;
+    else if (a == "--allow-net" && i + 1 < args.size()) {
+      auto entries = parse_allow_net(args[++i]);
+      if (!entries) {
+        std::cerr << "corral: " << entries.error().message << "\n";
+        return kExitRefused;
+      }
+      allow_net.insert(allow_net.end(), entries->begin(), entries->end());
+    }
     else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
       const auto& v = args[++i];
       if (a == "--tier") request.tier = v;
@@ -145,6 +156,10 @@ int shell_command(const std::vector<std::string>& args) {
       return kExitRefused;
     }
     request.env.insert(grants.env.begin(), grants.env.end());  // a request may set variables
+    if (auto s = allow_net_excludes_connect(allow_net, connect_socket); !s) {
+      std::cerr << "corral: " << s.error().message << "\n";
+      return kExitRefused;
+    }
     return shell_via_daemon(request, connect_socket);
   }
 
@@ -152,6 +167,10 @@ int shell_command(const std::vector<std::string>& args) {
   auto prof = load_granted_profile(config_path, grants);
   if (!prof) {
     std::cerr << "corral: " << prof.error().describe() << "\n";
+    return kExitRefused;
+  }
+  if (auto s = apply_allow_net(*prof, allow_net); !s) {
+    std::cerr << "corral: " << s.error().describe() << "\n";
     return kExitRefused;
   }
   runtime_options ro;

@@ -17,6 +17,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Allowlist mode with one allow entry.
+void allow_only(profile& p, const std::string& entry) {
+  p.network = network_mode::allowlist;
+  p.egress.allow = {*parse_network_rule(entry, rule_list::allow)};
+}
+
+
 class fake_tier : public tier {
 public:
   fake_tier(std::string name, bool available) : name_(std::move(name)), available_(available) {}
@@ -137,6 +144,12 @@ TEST_CASE("changing any enforced value changes the digest", "[descriptor]") {
       {"root virtual", [](profile& p) { p.source_roots[0].virtual_path = "/src2"; }},
       {"root writable", [](profile& p) { p.output_roots.push_back(p.source_roots[0]); p.output_roots[0].writable = true; p.source_roots.clear(); }},
       {"network", [](profile& p) { p.network = network_mode::host; }},
+      {"network allowlist", [](profile& p) { allow_only(p, "pypi.org"); }},
+      {"network allow entry", [](profile& p) { allow_only(p, "pypi.org:443"); }},
+      {"network deny entry", [](profile& p) {
+         allow_only(p, "pypi.org");
+         p.egress.deny = {*parse_network_rule("files.pypi.org", rule_list::deny)};
+       }},
       {"on_widen", [](profile& p) { p.on_widen = widen_policy::clamp; }},
       {"protected path", [](profile& p) { p.protected_paths.push_back("/secrets"); }},
       {"landlock floor", [](profile& p) { p.landlock.abi_floor = 2; }},

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tiers/exec_helper/cgroup_join.hpp"
+#include "tiers/exec_helper/egress_listeners.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/idmapped_roots.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
@@ -146,6 +147,9 @@ int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
     t = clock::now();
     if (int err = loopback_up()) return err;
     report_step("loopback", t);
+    t = clock::now();
+    if (int err = hand_over_egress_listeners(spec)) return err;
+    if (!spec.egress_ports.empty()) report_step("egress", t);
   }
 
   t = clock::now();

@@ -25,7 +25,7 @@ constexpr std::uint64_t kExecute = 1ull << 0, kWriteFile = 1ull << 1, kReadFile 
                         kIoctlDev = 1ull << 15;
 constexpr std::uint64_t kNetBindTcp = 1ull << 0, kNetConnectTcp = 1ull << 1;
 constexpr std::uint64_t kScopeAbstractUnix = 1ull << 0, kScopeSignal = 1ull << 1;
-constexpr int kRulePathBeneath = 1;
+constexpr int kRulePathBeneath = 1, kRuleNetPort = 2;
 constexpr std::uint32_t kCreateRulesetVersion = 1u << 0;
 
 // The three fields of ABI 6; the kernel reads as much as it knows (copy_struct_from_user)
@@ -34,6 +34,11 @@ struct ruleset_attr {
   std::uint64_t handled_access_fs;
   std::uint64_t handled_access_net;
   std::uint64_t scoped;
+};
+
+struct __attribute__((packed)) net_port_attr {
+  std::uint64_t allowed_access;
+  std::uint64_t port;
 };
 
 struct __attribute__((packed)) path_beneath_attr {
@@ -103,6 +108,14 @@ int prepare_landlock(const jail_spec& spec, prepared_ruleset& out) {
     std::uint64_t rights = rule.writable ? attr.handled_access_fs : (kReadFile | kReadDir | kExecute);
     if (int err = add_rule(out.fd, rule.path, rights, attr.handled_access_fs)) return err;
   }
+  // The egress proxies' ports on the jail's loopback are the only TCP the program may
+  // connect to (tiers/exec_helper/egress_listeners.hpp).
+  if (attr.handled_access_net)
+    for (auto port : spec.egress_ports) {
+      net_port_attr np{kNetConnectTcp, port};
+      if (::syscall(SYS_landlock_add_rule, out.fd, kRuleNetPort, &np, 0) < 0)
+        return fail(errno, "landlock_add_rule connect to port " + std::to_string(port));
+    }
   return 0;
 }
 

@@ -1,0 +1,170 @@
+// Moving bytes for a proxied connection: reads into the relay's one buffer, writes with a
+// count of what is queued per direction (reading stops past the high-water mark, so a
+// slow side holds back a fast one and memory stays bounded), half-close on EOF, and one
+// way to close everything.
+#include <chrono>
+#include <cstring>
+
+#include "actors/egress_connection.hpp"
+
+namespace corral {
+
+namespace {
+
+using conn = egress_relay::connection;
+
+constexpr std::chrono::milliseconds kDrainBound{2000};
+
+struct write_req {
+  uv_write_t req{};
+  std::string bytes;
+  conn* c = nullptr;
+  bool to_client = false;
+  bool close_after = false;
+};
+
+uv_stream_t* stream(uv_tcp_t& t) { return reinterpret_cast<uv_stream_t*>(&t); }
+
+void alloc(uv_handle_t* h, std::size_t, uv_buf_t* buf) {
+  auto* c = static_cast<conn*>(h->data);
+  buf->base = c->relay->read_buffer();
+  buf->len = egress_relay::kReadBuffer;
+}
+
+void on_write(uv_write_t* w, int status) {
+  auto* r = static_cast<write_req*>(w->data);
+  conn* c = r->c;
+  bool to_client = r->to_client, close_after = r->close_after;
+  (to_client ? c->queued_to_client : c->queued_to_upstream) -= r->bytes.size();
+  delete r;
+  if (c->phase == connection_phase::closing) return;
+  if (status < 0) return close_connection(c, std::string("write: ") + uv_strerror(status));
+  if (close_after) return drain(c);
+  // Below the mark again: the side that was held back may read on.
+  auto high = c->relay->limits().high_water;
+  if (c->phase == connection_phase::relaying) {
+    if (!to_client && c->client_paused && c->queued_to_upstream < high) read_client(c, true);
+    if (to_client && c->upstream_paused && c->queued_to_client < high) read_upstream(c, true);
+  }
+}
+
+void on_client_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+  auto* c = static_cast<conn*>(s->data);
+  if (n == 0 || c->phase == connection_phase::closing) return;
+  if (n < 0) {
+    if (n != UV_EOF) return close_connection(c, std::string("program side: ") + uv_strerror(static_cast<int>(n)));
+    if (c->phase != connection_phase::relaying) return close_connection(c, c->failure);
+    return on_peer_eof(c, true);
+  }
+  if (c->phase == connection_phase::draining) return;
+  touch(c);
+  if (c->phase == connection_phase::relaying) {
+    c->up += static_cast<std::uint64_t>(n);
+    send_bytes(c, false, std::string(buf->base, static_cast<std::size_t>(n)));
+    if (c->queued_to_upstream >= c->relay->limits().high_water) read_client(c, false);
+    return;
+  }
+  c->inbox.append(buf->base, static_cast<std::size_t>(n));
+  c->relay->on_client_bytes(c);
+}
+
+void on_upstream_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
+  auto* c = static_cast<conn*>(s->data);
+  if (n == 0 || c->phase == connection_phase::closing) return;
+  if (n < 0) {
+    if (n != UV_EOF) return close_connection(c, std::string("destination side: ") + uv_strerror(static_cast<int>(n)));
+    return on_peer_eof(c, false);
+  }
+  touch(c);
+  c->down += static_cast<std::uint64_t>(n);
+  send_bytes(c, true, std::string(buf->base, static_cast<std::size_t>(n)));
+  if (c->queued_to_client >= c->relay->limits().high_water) read_upstream(c, false);
+}
+
+void on_closed(uv_handle_t* h) {
+  auto* c = static_cast<conn*>(h->data);
+  if (--c->open_handles == 0) c->relay->forget(c);
+}
+
+void shutdown_side(conn* c, bool client_side) {
+  auto* req = new uv_shutdown_t;
+  req->data = c;
+  int rc = uv_shutdown(req, stream(client_side ? c->client : c->upstream), [](uv_shutdown_t* r, int) { delete r; });
+  if (rc < 0) delete req;
+}
+
+} // namespace
+
+void drain(conn* c) {
+  c->phase = connection_phase::draining;
+  shutdown_side(c, true);
+  read_client(c, true);
+  touch(c);
+}
+
+void send_bytes(conn* c, bool to_client, std::string bytes, bool close_after) {
+  if (bytes.empty() && !close_after) return;
+  auto* r = new write_req;
+  r->bytes = std::move(bytes);
+  r->c = c;
+  r->to_client = to_client;
+  r->close_after = close_after;
+  r->req.data = r;
+  (to_client ? c->queued_to_client : c->queued_to_upstream) += r->bytes.size();
+  uv_buf_t buf = uv_buf_init(r->bytes.data(), static_cast<unsigned>(r->bytes.size()));
+  int rc = uv_write(&r->req, stream(to_client ? c->client : c->upstream), &buf, 1, on_write);
+  if (rc < 0) {
+    (to_client ? c->queued_to_client : c->queued_to_upstream) -= r->bytes.size();
+    delete r;
+    close_connection(c, std::string("write: ") + uv_strerror(rc));
+  }
+}
+
+void read_client(conn* c, bool on) {
+  c->client_paused = !on;
+  if (on && !c->client_eof) uv_read_start(stream(c->client), alloc, on_client_read);
+  else uv_read_stop(stream(c->client));
+}
+
+void read_upstream(conn* c, bool on) {
+  if (!c->upstream_live) return;
+  c->upstream_paused = !on;
+  if (on && !c->upstream_eof) uv_read_start(stream(c->upstream), alloc, on_upstream_read);
+  else uv_read_stop(stream(c->upstream));
+}
+
+void on_peer_eof(conn* c, bool from_client) {
+  (from_client ? c->client_eof : c->upstream_eof) = true;
+  if (c->client_eof && c->upstream_eof) return close_connection(c, "");
+  // Half-close: the other side learns of the end once what is queued for it is written.
+  uv_read_stop(stream(from_client ? c->client : c->upstream));
+  shutdown_side(c, !from_client);
+}
+
+void touch(conn* c) {
+  auto bound = c->phase == connection_phase::relaying ? c->relay->limits().idle_timeout
+               : c->phase == connection_phase::draining ? kDrainBound
+                                                         : c->relay->limits().head_timeout;
+  uv_timer_start(&c->timer, [](uv_timer_t* t) {
+    auto* cc = static_cast<conn*>(t->data);
+    close_connection(cc, cc->phase == connection_phase::relaying ? "idle timeout"
+                         : cc->phase == connection_phase::draining ? cc->failure
+                                                                   : "no complete request in time");
+  }, static_cast<std::uint64_t>(bound.count()), 0);
+}
+
+void close_connection(conn* c, std::string failure) {
+  if (c->phase == connection_phase::closing) return;
+  c->phase = connection_phase::closing;
+  if (!failure.empty() && c->failure.empty()) c->failure = std::move(failure);
+  c->relay->report_closed(c);
+  uv_timer_stop(&c->timer);
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->timer), on_closed);
+  uv_close(reinterpret_cast<uv_handle_t*>(&c->client), on_closed);
+  if (c->upstream_live) {
+    c->upstream_live = false;
+    uv_close(reinterpret_cast<uv_handle_t*>(&c->upstream), on_closed);
+  }
+}
+
+} // namespace corral
