@@ -633,8 +633,14 @@ TEST_CASE("sweep_leases kills and removes what a crashed run left", "[cgroup]") 
   REQUIRE(set->create(limits{}));
   child_guard child{spawn_in(set->procs_files(), "exec sleep 60")};
   REQUIRE(wait_until([&] { return !set->empty(); }, 5s));
-  // A temp file of an interrupted write goes too.
+  // A temp file of an interrupted write goes too, once it is old enough not to be a live
+  // peer's record being written now; a young one stays.
   { std::ofstream(leases / "other.lease.tmp") << "corral-lease 1\n"; }
+  {
+    timespec old_times[2] = {{::time(nullptr) - 120, 0}, {::time(nullptr) - 120, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (leases / "other.lease.tmp").c_str(), old_times, 0) == 0);
+  }
+  { std::ofstream(leases / "young.1.lease.tmp") << "corral-lease 1\n"; }
   // An empty record is what a machine crash can leave of a write: it names nothing.
   { std::ofstream(leases / "torn.lease"); }
 
@@ -649,6 +655,7 @@ TEST_CASE("sweep_leases kills and removes what a crashed run left", "[cgroup]") 
   CHECK(none_exist(set->dirs()));
   CHECK_FALSE(exists(lease_record_path(leases.path(), id)));
   CHECK_FALSE(exists(leases / "other.lease.tmp"));
+  CHECK(exists(leases / "young.1.lease.tmp"));
   CHECK_FALSE(exists(leases / "torn.lease"));
 }
 

@@ -212,7 +212,7 @@ TEST_CASE("a request narrows the profile's allow-list and never widens it", "[eg
   CHECK(refused.error().kind == failure_kind::refused);
 }
 
-TEST_CASE("[sandbox.network] reads the three modes and rejects what it cannot mean", "[egress]") {
+TEST_CASE("the sandbox.network table reads the three modes and rejects what it cannot mean", "[egress]") {
   corral::testing::temp_dir project;
   auto parse = [&](const std::string& text) { return load_profile_from_string(text, "t.toml", project.path()); };
 
@@ -250,7 +250,7 @@ TEST_CASE("[sandbox.network] reads the three modes and rejects what it cannot me
   fails("[sandbox.network]\nmode = \"allowlist\"\nallow = \"pypi.org\"\n", "an array of strings");
 }
 
-TEST_CASE("--allow-net sets the allow-list for one invocation and refuses --connect", "[egress]") {
+TEST_CASE("the --allow-net flag sets the allow-list for one invocation and refuses --connect", "[egress]") {
   // The CLI binary: exit status and what it printed (stdout and stderr together).
   auto cli = [](const std::string& args) {
     std::string out;

@@ -282,7 +282,7 @@ TEST_CASE("a profile below a floor is refused at load, naming the floor", "[endi
   }
 }
 
-TEST_CASE("--timeout 500ms, 1s and 5m work, and widening names the key that allows it", "[endings][flags][timeout]") {
+TEST_CASE("timeouts of 500ms, 1s and 5m work, and widening names the key that allows it", "[endings][flags][timeout]") {
   for (auto [flag, bound] : {std::pair{"500ms", 10s}, std::pair{"1s", 10s}}) {
     auto start = std::chrono::steady_clock::now();
     auto r = run_to_end({"run", "--tier", "host", "--allow-host", "--timeout", flag, "--", "sleep", "20"}, 30s);
