@@ -447,7 +447,12 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         regrant(self);
       },
       [=](close_atom) { begin_drain(self, session_end_reason::closed, {}, true); },
-      [=](cancel_atom) { begin_drain(self, session_end_reason::cancelled, {}, false); },
+      [=](cancel_atom) {
+        // A second cancel (a second SIGINT to `corral mcp`) skips the grace, as an
+        // execution's does.
+        if (self->state.terminating && self->state.lease) return self->send(self->state.lease, escalate_atom::value);
+        begin_drain(self, session_end_reason::cancelled, {}, false);
+      },
       [=](grace_atom) {
         if (self->state.phase != session_phase::closed && !self->state.finishing) terminate(self);
       },

@@ -266,7 +266,11 @@ caf::behavior terminal_session(self_ptr self, terminal_session_plan plan, sessio
         auto& s = self->state;
         if (s.process != 0) s.env.io->resize(s.process, rows, cols);
       },
-      [=](cancel_atom) { end_now(self, session_end_reason::cancelled, {}); },
+      [=](cancel_atom) {
+        // A second cancel (a second SIGINT to `corral shell`) skips the grace.
+        if (self->state.terminating && self->state.lease) return self->send(self->state.lease, escalate_atom::value);
+        end_now(self, session_end_reason::cancelled, {});
+      },
       [=](lifetime_atom) { end_now(self, session_end_reason::lifetime, {}); },
       [=](startup_atom) {
         auto& s = self->state;

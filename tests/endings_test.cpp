@@ -467,6 +467,32 @@ TEST_CASE("SIGTERM to corral mcp and corral shell ends the session and says so",
   }
 }
 
+TEST_CASE("a second SIGINT to corral mcp and corral shell kills at once where the first waits for the grace",
+          "[endings][signals][landlock]") {
+  REQUIRE_LANDLOCK();
+  temp_dir dir;
+  {
+    std::ofstream f(dir / "corral.toml");
+    f << "[sandbox.limits]\nkill_grace = 20\n";
+  }
+  for (std::string command : {"mcp", "shell"}) {
+    INFO(command);
+    auto token = unique_sleep();
+    temp_dir cwd{"corral-endings-cwd-"};
+    // Ignoring SIGTERM is inherited by the sleep: only SIGKILL ends them.
+    cli_child c({command, "--config", dir / "corral.toml", "--", "sh", "-c", "trap '' TERM; sleep " + token},
+                cwd.path(), command == "mcp");
+    REQUIRE(sleeping_soon(token));
+    c.signal(SIGINT);
+    CHECK(c.still_running_after(1500ms));  // the grace holds
+    auto start = std::chrono::steady_clock::now();
+    c.signal(SIGINT);
+    CHECK(c.finish(15s) == 130);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);  // well inside the 20 s grace
+    CHECK(processes_with(token).empty());
+  }
+}
+
 TEST_CASE("a file that is found but not executable exits 126", "[endings][exit]") {
   temp_dir dir;
   auto script = dir / "not-executable.sh";
