@@ -2,6 +2,7 @@
 // this build, the host tier allowed unless a test says otherwise.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <dirent.h>
@@ -10,7 +11,9 @@
 #include <iterator>
 #include <memory>
 #include <netinet/in.h>
+#include <sstream>
 #include <string>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <thread>
@@ -31,6 +34,9 @@ public:
     REQUIRE(!path_.empty());
   }
   ~temp_dir() {
+    // A runtime that died before removing its scratch dirs leaves their tmpfs mounted
+    // (tiers/scratch_dir.hpp): unmount whatever is mounted below, then remove the tree.
+    unmount_below(path_);
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);
   }
@@ -40,6 +46,20 @@ public:
   std::string operator/(const std::string& name) const { return path_ + "/" + name; }
 
 private:
+  static void unmount_below(const std::string& dir) {
+    if (dir.empty()) return;
+    std::ifstream info("/proc/self/mountinfo");
+    std::vector<std::string> points;
+    for (std::string line; std::getline(info, line);) {
+      std::istringstream fields(line);
+      std::string id, parent, dev, root, point;
+      fields >> id >> parent >> dev >> root >> point;
+      if (point.rfind(dir + "/", 0) == 0) points.push_back(point);
+    }
+    std::sort(points.begin(), points.end(), [](auto& a, auto& b) { return a.size() > b.size(); });
+    for (auto& p : points) ::umount2(p.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
+  }
+
   std::string path_;
 };
 
