@@ -774,13 +774,12 @@ TEST_CASE("a client's backlog does not hold back another client's first executio
     if (n["method"] == "execution_queued") queued = n["params"];
   INFO(queued.dump());
   REQUIRE(queued.is_object());
-  CHECK(queued["position"] <= 2);  // behind at most one of A's, not A's 16
+  // Ordering, not wall clock: B was queued behind at most one of A's, not A's 16 (FIFO
+  // would put it at 17). A check of A's backlog once B is done was dropped: A's first
+  // 16 sleeps end together, and on a loaded machine their successors start while B's
+  // reply is on its way (7 of 16 still waiting where 8 were expected).
+  CHECK(queued["position"] <= 2);
   CHECK(queued["queued_for_client"] == 1);
-  // Ordering, not wall clock: when B is done, most of A's backlog is still waiting.
-  b.call(2, "health");
-  auto health = b.reply(2);
-  INFO(health.dump());
-  CHECK(health["result"]["executions"]["queued"] >= 8);
 }
 
 TEST_CASE("an idle connection is closed, a busy one is not", "[daemon][idle]") {
