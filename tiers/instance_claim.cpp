@@ -1,4 +1,5 @@
 #include "tiers/instance_claim.hpp"
+#include "tiers/scratch_dir.hpp"
 
 #include <cerrno>
 #include <chrono>
@@ -10,7 +11,6 @@
 #include <random>
 #include <set>
 #include <sys/file.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
@@ -126,12 +126,8 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     // Not owned by uid check: a jail's scratch dir is chowned to the jail's user. The parent
     // is ours alone (0700), and remove_all unlinks symlinks without following them.
     if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
-    // A root runtime's scratch dir is a tmpfs mount (tiers/scratch_dir.hpp), which outlives
-    // the runtime that mounted it: unmount it first (EINVAL: it was a plain dir).
-    ::umount2(path.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-    if (ec) {
+    // The one owner of scratch dirs removes it: a root runtime's is a tmpfs to unmount.
+    if (auto ec = remove_scratch_dir(path)) {
       sum.errors.push_back("remove " + path + ": " + ec.message());
       failed.insert(instance);
     } else {

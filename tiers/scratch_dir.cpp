@@ -33,12 +33,14 @@ expected<std::string> make_scratch_dir(const std::string& parent, const std::str
   return dir;
 }
 
-void remove_scratch_dir(const std::string& dir) {
-  if (dir.empty()) return;
-  // EINVAL: not a mount point (an unprivileged runtime's dir, or already unmounted).
+std::error_code remove_scratch_dir(const std::string& dir) {
+  if (dir.empty()) return {};
+  // EINVAL: not a mount point (an unprivileged runtime's dir, or already unmounted). A
+  // tmpfs outlives the runtime that mounted it, so a crashed one's is unmounted here too.
   ::umount2(dir.c_str(), MNT_DETACH | UMOUNT_NOFOLLOW);
-  std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+  return ec;
 }
 
 status move_scratch_contents(const std::string& from, const std::string& to) {

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <system_error>
 
 #include "config/failure.hpp"
 
@@ -25,9 +26,10 @@ bool scratch_dir_bounded();
 // mkdtemp(parent/corral-<id>-XXXXXX), mode 0700, then the tmpfs of `bytes` where allowed.
 expected<std::string> make_scratch_dir(const std::string& parent, const std::string& id, std::uint64_t bytes);
 
-// Unmounts its tmpfs (if any) and removes the dir and everything in it; never fails loudly
-// (a leftover is the start-up sweep's).
-void remove_scratch_dir(const std::string& dir);
+// Unmounts its tmpfs (if any) and removes the dir and everything in it. Callers on an
+// execution's way out ignore the error (a leftover is the start-up sweep's); the sweep
+// reports it.
+std::error_code remove_scratch_dir(const std::string& dir);
 
 // Moves the entries of `from` into `to` (across two tmpfs: copied), then removes `from`.
 status move_scratch_contents(const std::string& from, const std::string& to);
