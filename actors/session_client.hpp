@@ -56,22 +56,41 @@ public:
   expected<std::string> receive(std::chrono::milliseconds timeout) {
     if (ended_) return make_failure(failure_kind::refused, "the session ended");
     expected<std::string> out = make_failure(failure_kind::internal, "no message within " + std::to_string(timeout.count()) + " ms");
-    self_->receive(
-        [&](session_message& m) {
-          if (++unacked_ >= ack_every_) {
-            self_->send(handle_.actor, ack_atom::value, unacked_);
-            unacked_ = 0;
-          }
-          out = std::move(m.body);
-        },
-        [&](session_refused& r) { out = r.error; },
-        [&](session_ended& e) {
-          ended_ = std::move(e);
-          out = make_failure(failure_kind::refused, "the session ended");
-        },
-        caf::after(timeout) >> [] {});
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    bool settled = false;
+    while (!settled) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) break;
+      self_->receive(
+          [&](session_message& m) {
+            if (++unacked_ >= ack_every_) {
+              self_->send(handle_.actor, ack_atom::value, unacked_);
+              unacked_ = 0;
+            }
+            out = std::move(m.body);
+            settled = true;
+          },
+          [&](session_refused& r) {
+            out = r.error;
+            settled = true;
+          },
+          [&](session_network& n) {
+            // Allowlist mode: each proxied connection as it ends (the whole audit is also
+            // in session_ended); kept, bounded, for network().
+            if (network_.size() < kMaxNetworkEvents) network_.push_back(std::move(n.event));
+          },
+          [&](session_ended& e) {
+            ended_ = std::move(e);
+            out = make_failure(failure_kind::refused, "the session ended");
+            settled = true;
+          },
+          caf::after(left) >> [] {});
+    }
     return out;
   }
+
+  // The connections the session's egress proxy reported so far (allowlist mode).
+  const std::vector<network_event>& network() const { return network_; }
 
   void close() { self_->send(handle_.actor, close_atom::value); }
   void cancel() { self_->send(handle_.actor, cancel_atom::value); }
@@ -106,6 +125,7 @@ private:
   std::uint64_t ack_every_ = 1;
   std::uint64_t unacked_ = 0;
   std::optional<session_ended> ended_;
+  std::vector<network_event> network_;
 };
 
 } // namespace corral

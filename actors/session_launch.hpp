@@ -1,6 +1,7 @@
 // Starting a session's child: what the spawner does for an execution step (the tier's
 // launch plan, then the exec helper through the I/O loop), with the stream routes and the
-// pty a session needs. The spawn's outcome reaches `owner` as io_spawned/io_spawn_failed.
+// pty a session needs, and in allowlist mode the session's egress proxy (actors/session_egress.hpp).
+// The spawn's outcome reaches `owner` as io_spawned/io_spawn_failed.
 #pragma once
 
 #include <string>
@@ -33,12 +34,8 @@ struct session_streams {
 
 inline expected<session_launch> launch_session_child(const session_env& env, const execution_plan& plan,
                                                      const lease_grant& grant, process_id id,
-                                                     caf::actor owner, session_streams streams) {
-  // Sessions have no egress_proxy yet: refused rather than started with a dead door.
-  if (plan.network == network_mode::allowlist)
-    return make_failure(failure_kind::refused,
-                        "sessions (mcp, shell, stdio and terminal sessions) do not carry the egress proxy yet; "
-                        "a network allow-list applies to `corral run` and exec requests only");
+                                                     caf::actor owner, session_streams streams,
+                                                     caf::actor egress) {
   const auto& step = plan.steps.front();
   launch_request req;
   req.argv = step.argv;
@@ -60,6 +57,7 @@ inline expected<session_launch> launch_session_child(const session_env& env, con
   cmd.err = std::move(streams.err);
   cmd.report_writes = true;
   cmd.pty = streams.pty;
+  cmd.egress = std::move(egress);  // allowlist mode: decides for the jail's proxy listeners
   env.io->spawn(std::move(cmd));
   return session_launch{launch->isolation, launch->not_enforced};
 }

@@ -14,7 +14,9 @@
 //   session_refused   a message of the child's the framing refused (skipped; the session
 //                     goes on unless the stream cannot be resynchronised)
 //   session_stderr    a chunk of the child's stderr, only with forward_stderr
-//   session_ended     last: why, how the child exited, the tail of its stderr
+//   session_network   one proxied connection's audit record, as it ends (allowlist mode)
+//   session_ended     last: why, how the child exited, the tail of its stderr, the
+//                     network audit (allowlist mode)
 //
 // Terminal session (actors/terminal_session.hpp), from anyone holding its handle:
 //   (reattach_atom, caf::actor client) -> std::string  the scrollback; then terminal_output
@@ -23,7 +25,7 @@
 //   (input_atom, std::string bytes)                    written to the pty master
 //   (resize_atom, std::uint16_t rows, std::uint16_t cols)
 //   (cancel_atom), (info_atom) -> session_info
-// To the attached client: terminal_output, then session_ended.
+// To the attached client: terminal_output and session_network, then session_ended.
 #pragma once
 
 #include <chrono>
@@ -36,6 +38,7 @@
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include "actors/exec_result.hpp"
 #include "actors/message_framing.hpp"
 #include "actors/session_state.hpp"
 #include "config/failure.hpp"
@@ -68,6 +71,8 @@ struct session_request {
   std::optional<std::uint64_t> memory_limit_bytes;
   std::optional<std::uint64_t> pids_limit;
   std::optional<double> cpu_cores;
+  // Narrows the profile's network allow-list (allowlist mode only; config/tighten_network.hpp).
+  std::optional<std::vector<std::string>> network_allow;
 };
 
 // A pty child. It outlives the call that opened it; it ends when the child exits, on
@@ -85,6 +90,8 @@ struct terminal_request {
   std::optional<std::uint64_t> memory_limit_bytes;
   std::optional<std::uint64_t> pids_limit;
   std::optional<double> cpu_cores;
+  // Narrows the profile's network allow-list (allowlist mode only; config/tighten_network.hpp).
+  std::optional<std::vector<std::string>> network_allow;
 };
 
 // The runtime's answer to opening a session: its actor, or why there is none.
@@ -122,6 +129,12 @@ struct session_stderr {
   std::string bytes;
 };
 
+// One connection through the session's egress proxy, reported as it ends.
+struct session_network {
+  std::uint64_t session = 0;
+  network_event event;
+};
+
 struct terminal_output {
   std::uint64_t session = 0;
   std::string bytes;
@@ -136,6 +149,7 @@ struct session_ended {
   std::string stderr_tail;  // stdio: the stderr log; terminal: the scrollback's tail
   std::uint64_t messages_out = 0;
   std::uint64_t messages_in = 0;
+  std::optional<network_audit> network;  // allowlist network mode only
 };
 
 struct session_info {
@@ -158,6 +172,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_message)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_refused)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_stderr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_network)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_output)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_ended)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_info)

@@ -13,6 +13,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/lease_messages.hpp"
+#include "actors/session_egress.hpp"
 #include "actors/session_log.hpp"
 #include "actors/session_state.hpp"
 
@@ -89,6 +90,7 @@ struct stdio_session_state {
   std::optional<status_line> target_exit;
   clock_type::time_point last_output;
   int helper_wait_status = 0;
+  session_egress egress;
 
   static inline const char* name = "stdio_session";
 };
@@ -136,6 +138,7 @@ void report_end(self_ptr self, const lease_report& report) {
   end.stderr_tail = st.stderr_log.contents();
   end.messages_out = st.messages_out;
   end.messages_in = st.messages_in;
+  end.network = st.egress.take_audit();
   spdlog::info("session {} ended reason={} exit={} signal={} out={} in={}", st.plan.exec.id,
                to_string(end.reason), end.exit_code.value_or(-1), end.term_signal.value_or(0),
                end.messages_out, end.messages_in);
@@ -160,6 +163,18 @@ void deliver_pending(self_ptr self, bool regardless_of_credit) {
   }
 }
 
+void finish_lease(self_ptr self) {
+  auto& st = self->state;
+  if (!st.lease) return report_end(self, lease_report{});
+  self->request(st.lease, kLeaseBound, finish_atom::value)
+      .then([=](lease_report& report) { report_end(self, report); },
+            [=](caf::error& e) {
+              set_reason(self->state, session_end_reason::failed,
+                         "the lease did not finish: " + self->system().render(e));
+              report_end(self, lease_report{});
+            });
+}
+
 void maybe_finish(self_ptr self) {
   auto& st = self->state;
   if (st.finishing) return;
@@ -172,14 +187,9 @@ void maybe_finish(self_ptr self) {
   // Nothing the child said is lost: what the owner had no credit for still comes, in
   // order, before the end (bounded by the output window).
   if (st.owner) deliver_pending(self, true);
-  if (!st.lease) return report_end(self, lease_report{});
-  self->request(st.lease, kLeaseBound, finish_atom::value)
-      .then([=](lease_report& report) { report_end(self, report); },
-            [=](caf::error& e) {
-              set_reason(self->state, session_end_reason::failed,
-                         "the lease did not finish: " + self->system().render(e));
-              report_end(self, lease_report{});
-            });
+  // The audit before the lease: the release closed the proxied connections, whose ends are
+  // on their way to the proxy.
+  st.egress.collect(self, [=] { finish_lease(self); });
 }
 
 // Posts EOF behind the input already written and starts the grace; before io_spawned the
@@ -269,7 +279,9 @@ void launch(self_ptr self) {
   streams.err = {self, std::max<std::uint64_t>(1, st.plan.options.stderr_log_bytes), overflow_policy::pause};
   st.read_outstanding = streams.out.credit;
   st.err_outstanding = streams.err.credit;
-  auto launched = launch_session_child(st.env, st.plan.exec, st.grant, st.process, self, std::move(streams));
+  st.egress.start(self, st.plan.exec, st.env.io);
+  auto launched = launch_session_child(st.env, st.plan.exec, st.grant, st.process, self, std::move(streams),
+                                       st.egress.proxy());
   if (!launched) {
     st.process = 0;
     return begin_drain(self, session_end_reason::failed, launched.error().describe(), false);
@@ -440,6 +452,10 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
         s.waiting_sends.push_back(self->make_response_promise<session_reply>());
         return s.waiting_sends.back();
       },
+      [=](network_event& event) {
+        // From the egress proxy, as each connection ends; outside the message credit.
+        if (self->state.owner) self->send(self->state.owner, session_network{self->state.plan.number, std::move(event)});
+      },
       [=](ack_atom, std::uint64_t n) {
         auto& s = self->state;
         s.owner_credit += n;
@@ -509,6 +525,7 @@ expected<stdio_session_plan> plan_stdio_session(const session_request& request, 
   r.memory_limit_bytes = request.memory_limit_bytes;
   r.pids_limit = request.pids_limit;
   r.cpu_cores = request.cpu_cores;
+  r.network_allow = request.network_allow;
   auto exec = plan_execution(r, id, ctx);
   if (!exec) return exec.error();
   return stdio_session_plan{std::move(*exec), request, number};

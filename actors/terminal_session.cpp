@@ -12,6 +12,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/lease_messages.hpp"
+#include "actors/session_egress.hpp"
 #include "actors/session_log.hpp"
 #include "actors/session_state.hpp"
 
@@ -53,6 +54,7 @@ struct terminal_session_state {
   bool finishing = false;
   std::optional<status_line> target_exit;
   int helper_wait_status = 0;
+  session_egress egress;
 
   static inline const char* name = "terminal_session";
 };
@@ -90,12 +92,24 @@ void report_end(self_ptr self) {
   auto tail = st.scrollback.contents();
   end.stderr_tail = tail.size() > 4096 ? tail.substr(tail.size() - 4096) : tail;
   end.messages_in = st.inputs;
+  end.network = st.egress.take_audit();
   spdlog::info("terminal {} ended reason={} exit={} signal={}", st.plan.exec.id, to_string(end.reason),
                end.exit_code.value_or(-1), end.term_signal.value_or(0));
   st.phase = session_phase::closed;
   if (st.client) self->send(st.client, std::move(end));
   remove_scratch_dir(st.plan.exec.scratch_dir);
   self->quit();
+}
+
+void finish_lease(self_ptr self) {
+  auto& st = self->state;
+  if (!st.lease) return report_end(self);
+  self->request(st.lease, kLeaseBound, finish_atom::value)
+      .then([=](lease_report&) { report_end(self); },
+            [=](caf::error& e) {
+              set_reason(self->state, session_end_reason::failed, "the lease did not finish: " + self->system().render(e));
+              report_end(self);
+            });
 }
 
 void maybe_finish(self_ptr self) {
@@ -106,13 +120,8 @@ void maybe_finish(self_ptr self) {
   st.finishing = true;
   st.phase = session_phase::draining;
   if (launched) st.env.io->release(st.process);
-  if (!st.lease) return report_end(self);
-  self->request(st.lease, kLeaseBound, finish_atom::value)
-      .then([=](lease_report&) { report_end(self); },
-            [=](caf::error& e) {
-              set_reason(self->state, session_end_reason::failed, "the lease did not finish: " + self->system().render(e));
-              report_end(self);
-            });
+  // The audit before the lease, as for stdio sessions (actors/session_egress.hpp).
+  st.egress.collect(self, [=] { finish_lease(self); });
 }
 
 void end_now(self_ptr self, session_end_reason why, std::string detail) {
@@ -136,7 +145,9 @@ void launch(self_ptr self) {
   streams.err = {self, 0, overflow_policy::pause};  // unused: the pty carries stderr too
   streams.pty = {true, o.rows, o.cols, o.echo};
   st.read_outstanding = kReadWindow;
-  auto launched = launch_session_child(st.env, st.plan.exec, st.grant, st.process, self, std::move(streams));
+  st.egress.start(self, st.plan.exec, st.env.io);
+  auto launched = launch_session_child(st.env, st.plan.exec, st.grant, st.process, self, std::move(streams),
+                                       st.egress.proxy());
   if (!launched) {
     st.process = 0;
     return end_now(self, session_end_reason::failed, launched.error().describe());
@@ -241,6 +252,12 @@ caf::behavior terminal_session(self_ptr self, terminal_session_plan plan, sessio
         auto& s = self->state;
         if (id == s.process && !s.out_eof) s.env.io->release(id);
       },
+      [=](network_event& event) {
+        // From the egress proxy, as each connection ends: to the attached client only (the
+        // whole audit is in session_ended).
+        if (self->state.client)
+          self->send(self->state.client, session_network{self->state.plan.number, std::move(event)});
+      },
       [=](io_written&) {},
       [=](io_stdin_closed&) {},
       [=](reattach_atom, caf::actor& client) -> std::string {
@@ -308,6 +325,7 @@ expected<terminal_session_plan> plan_terminal_session(const terminal_request& re
   r.memory_limit_bytes = request.memory_limit_bytes;
   r.pids_limit = request.pids_limit;
   r.cpu_cores = request.cpu_cores;
+  r.network_allow = request.network_allow;
   auto exec = plan_execution(r, id, ctx);
   if (!exec) return exec.error();
   return terminal_session_plan{std::move(*exec), request, number};

@@ -141,6 +141,15 @@ status common_param(Request& r, const std::string& key, const json& v, bool& kno
   } else if (key == "cpu" || key == "cpu_cores") {
     if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0) return bad_param(key, "a positive number");
     r.cpu_cores = v.get<double>();
+  } else if (key == "network_allow") {
+    // Narrows the daemon profile's allow-list, as exec's does (config/tighten_network.hpp).
+    if (!v.is_array()) return bad_param(key, "an array of strings");
+    std::vector<std::string> entries;
+    for (auto& a : v) {
+      if (!a.is_string()) return bad_param(key, "an array of strings");
+      entries.push_back(a.get<std::string>());
+    }
+    r.network_allow = std::move(entries);
   } else {
     known = false;
   }
@@ -281,6 +290,12 @@ void on_terminal_output(self_ptr self, terminal_output& o) {
   if (!text.empty()) notify(self, "session.output", data_params(s.id, text));
 }
 
+void on_network(self_ptr self, session_network& n) {
+  if (!known_session(self, n.session, n)) return;
+  auto& s = self->state.sessions.at(n.session);
+  notify(self, "session.network", {{"session", s.id}, {"event", to_json(n.event)}});
+}
+
 void on_ended(self_ptr self, session_ended& e) {
   if (!known_session(self, e.session, e)) return;
   auto& s = self->state.sessions.at(e.session);
@@ -294,6 +309,7 @@ void on_ended(self_ptr self, session_ended& e) {
          {"messages_out", e.messages_out},
          {"messages_in", e.messages_in}};
   if (!e.detail.empty()) p["detail"] = e.detail;
+  if (e.network) add_network_audit(p, *e.network);
   notify(self, "session.ended", p);
   forget_session(self, e.session);
   hang_up_when_answered(self);
@@ -312,6 +328,7 @@ void replay_early(self_ptr self, std::uint64_t number) {
           else if constexpr (std::is_same_v<T, session_refused>) on_refused(self, x);
           else if constexpr (std::is_same_v<T, session_stderr>) on_stderr(self, x);
           else if constexpr (std::is_same_v<T, terminal_output>) on_terminal_output(self, x);
+          else if constexpr (std::is_same_v<T, session_network>) on_network(self, x);
           else on_ended(self, x);
         },
         ev);
@@ -583,6 +600,7 @@ caf::behavior client_connection(self_ptr self, connection_id id, peer_credential
       [=](session_refused& r) { on_refused(self, r); },
       [=](session_stderr& e) { on_stderr(self, e); },
       [=](terminal_output& o) { on_terminal_output(self, o); },
+      [=](session_network& n) { on_network(self, n); },
       [=](session_ended& e) { on_ended(self, e); },
       [=](conn_closed&) {
         // Linked jobs exit with us; each execution sees its caller go and cancels. Sessions

@@ -105,12 +105,14 @@ nlohmann::json to_json(const exec_result& r) {
   j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},
                 {"cpu_user_us", r.usage.cpu_user_us},
                 {"cpu_system_us", r.usage.cpu_system_us}};
-  if (r.network) {
-    auto& events = j["network"] = nlohmann::json::array();
-    for (auto& e : r.network->events) events.push_back(to_json(e));
-    j["network_dropped"] = r.network->dropped;
-  }
+  if (r.network) add_network_audit(j, *r.network);
   return j;
+}
+
+void add_network_audit(nlohmann::json& into, const network_audit& audit) {
+  auto& events = into["network"] = nlohmann::json::array();
+  for (auto& e : audit.events) events.push_back(to_json(e));
+  into["network_dropped"] = audit.dropped;
 }
 
 nlohmann::json to_json(const network_event& e) {

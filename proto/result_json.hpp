@@ -12,6 +12,8 @@ namespace corral {
 
 nlohmann::json to_json(const exec_result& result);
 nlohmann::json to_json(const network_event& event);  // one egress audit record
+// The `network` array and `network_dropped` count of a result or a session's end.
+void add_network_audit(nlohmann::json& into, const network_audit& audit);
 nlohmann::json to_json(const failure& error);
 
 bool is_valid_utf8(const std::string& s);

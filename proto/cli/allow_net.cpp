@@ -30,11 +30,9 @@ status apply_allow_net(profile& prof, const std::vector<std::string>& entries) {
   return ok();
 }
 
-status allow_net_excludes_connect(const std::vector<std::string>& entries, const std::string& connect_socket) {
-  if (entries.empty() || connect_socket.empty()) return ok();
-  return make_failure(failure_kind::invalid_request,
-                      "--allow-net has no effect with --connect: the daemon's own profile applies "
-                      "(give [sandbox.network] to `corral serve` instead)");
+std::optional<std::vector<std::string>> allow_net_request(const std::vector<std::string>& entries) {
+  if (entries.empty()) return std::nullopt;
+  return entries;
 }
 
 } // namespace corral::cli

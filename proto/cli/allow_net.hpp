@@ -1,9 +1,12 @@
 // `--allow-net a,b,c` on run, mcp and shell: the operator's allow-list for one in-process
 // invocation. It sets the profile's network mode to allowlist with exactly these allow
-// entries (the profile's deny entries stay); with --connect the daemon's profile applies,
-// so the flag is refused there as --config is.
+// entries (the profile's deny entries stay). With --connect the daemon's profile is the
+// operator's boundary: the flag is sent as the request's `network_allow`, which can only
+// narrow the daemon's allow-list (config/tighten_network.hpp), and the daemon refuses it
+// when its profile is not in allowlist mode.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,7 +21,7 @@ expected<std::vector<std::string>> parse_allow_net(const std::string& value);
 // Applies the entries (no-op when empty).
 status apply_allow_net(profile& prof, const std::vector<std::string>& entries);
 
-// Refuses --allow-net together with --connect.
-status allow_net_excludes_connect(const std::vector<std::string>& entries, const std::string& connect_socket);
+// The request's narrowing for --connect: none when the flag was not given.
+std::optional<std::vector<std::string>> allow_net_request(const std::vector<std::string>& entries);
 
 } // namespace corral::cli

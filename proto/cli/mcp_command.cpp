@@ -20,6 +20,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
+#include "proto/cli/network_notice.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/limit_flags.hpp"
@@ -120,7 +121,7 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
     o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
   }
-  if (auto s = allow_net_excludes_connect(o.allow_net, o.connect_socket); !s) return s.error();
+  if (!o.connect_socket.empty()) o.request.network_allow = allow_net_request(o.allow_net);
   if (auto s = limit_flags_need_in_process(o.limits, o.connect_socket); !s) return s.error();
   apply_limit_flags(o.limits, o.request);
   if (o.limits.timeout) o.request.lifetime = *o.limits.timeout;
@@ -243,6 +244,11 @@ int mcp_command(const std::vector<std::string>& args) {
             }
           },
           [&](session_stderr& e) { (void)write_all(STDERR_FILENO, e.bytes); },
+          [&](session_network& n) {
+            // stdout is the protocol's: a refused connection is said on stderr, the MCP
+            // host's log, as it happens.
+            if (auto line = refused_connection_line(n.event); !line.empty()) std::cerr << line << "\n";
+          },
           [&](session_refused& r) { spdlog::warn("corral mcp: a server message was not forwarded: {}", r.error.message); },
           [&](interrupt_atom, int sig) {
             if (!interrupted_by) interrupted_by = sig;

@@ -1,4 +1,5 @@
 #include "proto/cli/mcp_via_daemon.hpp"
+#include "proto/cli/network_notice.hpp"
 
 #include <cerrno>
 #include <iostream>
@@ -40,6 +41,9 @@ struct proxy_state {
       }
     } else if (method == "session.stderr") {
       write_all(STDERR_FILENO, data_bytes(p));
+    } else if (method == "session.network") {
+      if (auto line = refused_connection_line(network_event_of(p.value("event", json::object()))); !line.empty())
+        std::cerr << line << "\n";
     } else if (method == "session.refused") {
       spdlog::warn("corral mcp: a server message was not forwarded: {}", p.value("message", ""));
     } else if (method == "session.ended") {
@@ -55,6 +59,7 @@ struct proxy_state {
 int mcp_via_daemon(const session_request& request, const std::string& socket_path) {
   json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}, {"forward_stderr", true}};
   if (!request.tier.empty()) open["tier"] = request.tier;
+  if (request.network_allow) open["network_allow"] = *request.network_allow;
   if (request.idle_timeout != kNoDeadline)
     open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
   proxy_state st;

@@ -30,7 +30,8 @@ options:
   --output-cap SIZE bytes kept of each of stdout and stderr, e.g. 1m
   --config FILE     the corral.toml to use (default: ./corral.toml if present)
   --allow-net LIST  network allow-list for this run, e.g. pypi.org,*.pythonhosted.org
-                    (sets [sandbox.network] mode = "allowlist" with these allow entries)
+                    (sets [sandbox.network] mode = "allowlist" with these allow entries;
+                    with --connect it narrows the daemon's allow-list)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
   --nodes H:P,H:P   run on the least-loaded of these `corral serve --node-listen` nodes
@@ -149,7 +150,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   }
   if (!o.connect_socket.empty())
     if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
-  if (auto s = allow_net_excludes_connect(o.allow_net, o.connect_socket); !s) return s.error();
+  if (!o.connect_socket.empty()) o.request.network_allow = allow_net_request(o.allow_net);
   if (!o.allow_net.empty() && !o.nodes.empty())
     return make_failure(failure_kind::invalid_request, "--allow-net has no effect with --nodes: each node's own profile applies");
   if (!lang_given) o.request.language = "argv";

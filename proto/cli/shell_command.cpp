@@ -19,6 +19,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
+#include "proto/cli/network_notice.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/limit_flags.hpp"
@@ -156,10 +157,7 @@ int shell_command(const std::vector<std::string>& args) {
       return kExitRefused;
     }
     request.env.insert(grants.env.begin(), grants.env.end());  // a request may set variables
-    if (auto s = allow_net_excludes_connect(allow_net, connect_socket); !s) {
-      std::cerr << "corral: " << s.error().message << "\n";
-      return kExitRefused;
-    }
+    request.network_allow = allow_net_request(allow_net);  // narrows the daemon's list
     return shell_via_daemon(request, connect_socket);
   }
 
@@ -206,9 +204,14 @@ int shell_command(const std::vector<std::string>& args) {
     int interrupted_by = 0;
     bool done = false;
     std::string failure_detail, ending;
+    std::vector<std::string> refused;  // said after the terminal is restored, not into the screen
     while (!done) {
       self->receive(
           [&](terminal_output& out) { write_all(STDOUT_FILENO, out.bytes); },
+          [&](session_network& n) {
+            if (auto line = refused_connection_line(n.event); !line.empty() && refused.size() < kMaxNetworkEvents)
+              refused.push_back(std::move(line));
+          },
           [&](interrupt_atom, int sig) {
             if (!interrupted_by) interrupted_by = sig;
             self->send(terminal->actor, cancel_atom::value);
@@ -225,6 +228,7 @@ int shell_command(const std::vector<std::string>& args) {
     (void)!::write(stop[1], "x", 1);
     input.join();
     restore_tty();
+    for (auto& line : refused) std::cerr << line << "\n";
     if (!failure_detail.empty()) std::cerr << "corral: the terminal failed: " << failure_detail << "\n";
     if (!ending.empty()) std::cerr << ending << "\n";
     if (interrupted_by) {

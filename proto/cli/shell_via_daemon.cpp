@@ -1,4 +1,5 @@
 #include "proto/cli/shell_via_daemon.hpp"
+#include "proto/cli/network_notice.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -26,6 +27,7 @@ json open_params(const terminal_request& r) {
   if (!r.argv.empty()) p["argv"] = r.argv;
   if (!r.env.empty()) p["env"] = r.env;
   if (!r.tier.empty()) p["tier"] = r.tier;
+  if (r.network_allow) p["network_allow"] = *r.network_allow;
   if (r.lifetime != kNoDeadline) p["lifetime"] = static_cast<double>(r.lifetime.count()) / 1000.0;
   return p;
 }
@@ -34,6 +36,7 @@ struct terminal_state {
   std::string session;
   std::optional<int> exit_status;
   std::string failure_detail;
+  std::vector<std::string> refused;  // said after the terminal is restored
 
   void on_message(const json& m) {
     auto p = m.find("params");
@@ -41,6 +44,10 @@ struct terminal_state {
     auto method = m.value("method", "");
     if (method == "session.output") {
       write_all(STDOUT_FILENO, data_bytes(*p));
+    } else if (method == "session.network") {
+      if (auto line = refused_connection_line(network_event_of(p->value("event", json::object())));
+          !line.empty() && refused.size() < kMaxNetworkEvents)
+        refused.push_back(std::move(line));
     } else if (method == "session.ended") {
       if (p->value("reason", "") == "failed") {
         failure_detail = p->value("detail", std::string("no detail given"));
@@ -128,6 +135,7 @@ int shell_via_daemon(const terminal_request& request, const std::string& socket_
     }
   }
   restore_tty();
+  for (auto& line : st.refused) std::cerr << line << "\n";
   if (!st.failure_detail.empty()) std::cerr << "corral: the terminal failed: " << st.failure_detail << "\n";
   return *st.exit_status;
 }
