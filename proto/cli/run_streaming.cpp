@@ -15,7 +15,7 @@
 #include "proto/cli/ending.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/write_all.hpp"
-#include "proto/result_json.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
 

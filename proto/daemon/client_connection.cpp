@@ -1,4 +1,4 @@
-#include "proto/client_connection.hpp"
+#include "proto/daemon/client_connection.hpp"
 
 #include <cmath>
 
@@ -6,11 +6,11 @@
 
 #include "actors/atoms.hpp"
 #include "actors/execution_messages.hpp"
-#include "proto/exec_job.hpp"
-#include "proto/exec_params.hpp"
-#include "proto/jsonrpc.hpp"
-#include "proto/result_json.hpp"
-#include "proto/socket_loop.hpp"
+#include "proto/daemon/exec_job.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
+#include "proto/jsonrpc/result_json.hpp"
+#include "proto/daemon/socket_loop.hpp"
 
 #ifndef CORRAL_VERSION
 #define CORRAL_VERSION "0.0.0"

@@ -19,9 +19,9 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/session_messages.hpp"
-#include "proto/daemon_messages.hpp"
-#include "proto/exec_job.hpp"
-#include "proto/peer_credentials.hpp"
+#include "proto/daemon/daemon_messages.hpp"
+#include "proto/daemon/exec_job.hpp"
+#include "proto/daemon/peer_credentials.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "proto/daemon.hpp"
+#include "proto/daemon/daemon.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -8,9 +8,9 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
-#include "proto/client_connection.hpp"
-#include "proto/descriptor.hpp"
-#include "proto/machine_report.hpp"
+#include "proto/daemon/client_connection.hpp"
+#include "proto/describe/descriptor.hpp"
+#include "proto/describe/machine_report.hpp"
 
 namespace corral {
 

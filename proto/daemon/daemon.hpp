@@ -15,10 +15,10 @@
 #include <chrono>
 
 #include "config/failure.hpp"
-#include "proto/node_listener.hpp"
-#include "proto/node_tls.hpp"
-#include "proto/peer_credentials.hpp"
-#include "proto/socket_loop.hpp"
+#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_tls.hpp"
+#include "proto/daemon/peer_credentials.hpp"
+#include "proto/daemon/socket_loop.hpp"
 
 namespace corral {
 
@@ -29,7 +29,7 @@ struct daemon_options {
   socket_loop_limits limits;
   std::size_t max_execs_per_client = 64;
   std::chrono::milliseconds idle_timeout{300'000};  // see daemon_info::idle_timeout
-  // Also a node for other machines (proto/node_listener.hpp): always mutual TLS.
+  // Also a node for other machines (proto/nodes/node_listener.hpp): always mutual TLS.
   std::optional<node_address> node_listen;
   node_tls node_credentials;
   std::function<void(const node_address&)> node_listening;  // told the bound address

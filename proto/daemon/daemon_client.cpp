@@ -1,4 +1,4 @@
-#include "proto/daemon_client.hpp"
+#include "proto/daemon/daemon_client.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -6,9 +6,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "proto/exec_params.hpp"
-#include "proto/jsonrpc.hpp"
-#include "proto/result_json.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 

@@ -35,7 +35,7 @@ public:
 
   using output_fn = std::function<void(const std::string& stream, const std::string& bytes)>;
   // With `on_output`, output streams to it while the program runs; the result is the
-  // JSON of an exec_result (proto/result_json.hpp).
+  // JSON of an exec_result (proto/jsonrpc/result_json.hpp).
   expected<nlohmann::json> exec(const exec_request& request, output_fn on_output);
 
 private:

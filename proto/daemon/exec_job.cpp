@@ -1,4 +1,4 @@
-#include "proto/exec_job.hpp"
+#include "proto/daemon/exec_job.hpp"
 
 #include <memory>
 
@@ -9,9 +9,9 @@
 #include "actors/execution.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/output_collector.hpp"
-#include "proto/daemon_messages.hpp"
-#include "proto/jsonrpc.hpp"
-#include "proto/result_json.hpp"
+#include "proto/daemon/daemon_messages.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 

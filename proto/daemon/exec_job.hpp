@@ -15,7 +15,7 @@
 #include <caf/event_based_actor.hpp>
 #include <nlohmann/json.hpp>
 
-#include "proto/exec_params.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
 
 namespace corral {
 

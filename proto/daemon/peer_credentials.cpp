@@ -1,4 +1,4 @@
-#include "proto/peer_credentials.hpp"
+#include "proto/daemon/peer_credentials.hpp"
 
 #include <algorithm>
 #include <cerrno>

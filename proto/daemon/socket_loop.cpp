@@ -1,4 +1,4 @@
-#include "proto/socket_loop.hpp"
+#include "proto/daemon/socket_loop.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -16,7 +16,7 @@
 #include <spdlog/spdlog.h>
 #include <uv.h>
 
-#include "proto/jsonrpc.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
 
 namespace corral {
 

@@ -15,8 +15,8 @@
 #include <caf/actor.hpp>
 
 #include "config/failure.hpp"
-#include "proto/daemon_messages.hpp"
-#include "proto/peer_credentials.hpp"
+#include "proto/daemon/daemon_messages.hpp"
+#include "proto/daemon/peer_credentials.hpp"
 
 namespace corral {
 

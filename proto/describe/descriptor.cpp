@@ -1,8 +1,8 @@
-#include "proto/descriptor.hpp"
+#include "proto/describe/descriptor.hpp"
 
 #include <openssl/evp.h>
 
-#include "proto/machine_report.hpp"
+#include "proto/describe/machine_report.hpp"
 #include "tiers/system_view.hpp"
 
 namespace corral {

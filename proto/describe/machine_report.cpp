@@ -1,4 +1,4 @@
-#include "proto/machine_report.hpp"
+#include "proto/describe/machine_report.hpp"
 
 #include <filesystem>
 #include <sstream>

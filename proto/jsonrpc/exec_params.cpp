@@ -1,8 +1,8 @@
-#include "proto/exec_params.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
 
 #include <cmath>
 
-#include "proto/result_json.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "proto/jsonrpc.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
 
 #include <set>
 #include <vector>

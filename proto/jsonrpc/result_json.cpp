@@ -1,4 +1,4 @@
-#include "proto/result_json.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 

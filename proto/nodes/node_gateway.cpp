@@ -1,4 +1,4 @@
-#include "proto/node_gateway.hpp"
+#include "proto/nodes/node_gateway.hpp"
 
 #include <chrono>
 

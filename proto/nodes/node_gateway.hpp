@@ -1,4 +1,4 @@
-// The actor a node publishes (proto/node_listener.hpp): the only part of the runtime a
+// The actor a node publishes (proto/nodes/node_listener.hpp): the only part of the runtime a
 // remote caller can reach. It takes an execution or a load question and nothing else, so
 // a peer can neither stop the node (the supervisor's stop_atom) nor hand it local actors.
 //
@@ -9,7 +9,7 @@
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
-#include "proto/node_messages.hpp"
+#include "proto/nodes/node_messages.hpp"
 
 namespace corral {
 

@@ -1,12 +1,12 @@
-#include "proto/node_listener.hpp"
+#include "proto/nodes/node_listener.hpp"
 
 #include <cstdlib>
 
 #include <caf/all.hpp>
 #include <caf/openssl/publish.hpp>
 
-#include "proto/descriptor.hpp"
-#include "proto/node_gateway.hpp"
+#include "proto/describe/descriptor.hpp"
+#include "proto/nodes/node_gateway.hpp"
 
 namespace corral {
 

@@ -1,5 +1,5 @@
-// A node: the runtime's gateway (proto/node_gateway.hpp) published on a TCP port through
-// CAF's middleman, always behind mutual TLS (proto/node_tls.hpp). There is no plaintext
+// A node: the runtime's gateway (proto/nodes/node_gateway.hpp) published on a TCP port through
+// CAF's middleman, always behind mutual TLS (proto/nodes/node_tls.hpp). There is no plaintext
 // mode: an unauthenticated port would let anyone on the network run code here.
 //
 //   runtime_options ro; ro.configure_system = [tls](auto& cfg) { configure_node_network(cfg, tls); };

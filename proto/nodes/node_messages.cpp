@@ -1,4 +1,4 @@
-#include "proto/node_messages.hpp"
+#include "proto/nodes/node_messages.hpp"
 
 #include "actors/execution_messages.hpp"
 

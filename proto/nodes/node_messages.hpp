@@ -1,4 +1,4 @@
-// What a node answers across machines (proto/node_gateway.hpp), and the registration that
+// What a node answers across machines (proto/nodes/node_gateway.hpp), and the registration that
 // lets CAF's middleman carry it: both ends call add_node_message_types on their config.
 //
 //   (exec_atom, exec_request) -> exec_outcome
@@ -22,7 +22,7 @@ struct node_load {
   std::uint64_t queued = 0;
   std::uint64_t capacity = 0;  // executions it runs at once (max_concurrent)
   std::string tier;            // the profile's tier
-  std::string descriptor;      // its profile descriptor, JSON (proto/descriptor.hpp)
+  std::string descriptor;      // its profile descriptor, JSON (proto/describe/descriptor.hpp)
   std::string digest;          // "sha256:..." of that descriptor
 };
 

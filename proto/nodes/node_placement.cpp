@@ -1,4 +1,4 @@
-#include "proto/node_placement.hpp"
+#include "proto/nodes/node_placement.hpp"
 
 #include <limits>
 #include <map>

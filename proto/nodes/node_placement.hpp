@@ -1,4 +1,4 @@
-// The actor behind node_pool (proto/node_pool.hpp): it knows each node's connection and
+// The actor behind node_pool (proto/nodes/node_pool.hpp): it knows each node's connection and
 // load, places executions, turns a lost node into errors for what was in flight there, and
 // tries an unreachable node again in the background until it is back.
 //
@@ -13,8 +13,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include "proto/node_pool.hpp"
-#include "proto/node_reach.hpp"
+#include "proto/nodes/node_pool.hpp"
+#include "proto/nodes/node_reach.hpp"
 
 namespace corral {
 

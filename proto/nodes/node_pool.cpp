@@ -1,10 +1,10 @@
-#include "proto/node_pool.hpp"
+#include "proto/nodes/node_pool.hpp"
 
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
 #include "actors/execution_messages.hpp"
-#include "proto/node_placement.hpp"
+#include "proto/nodes/node_placement.hpp"
 
 namespace corral {
 

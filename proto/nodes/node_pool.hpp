@@ -1,4 +1,4 @@
-// An agent host's view of many nodes (proto/node_listener.hpp): each execution goes to the
+// An agent host's view of many nodes (proto/nodes/node_listener.hpp): each execution goes to the
 // least-loaded node that is still there, over mutual TLS.
 //
 //   node_pool_options o; o.nodes = {...}; o.tls = {cert, key, ca};
@@ -26,9 +26,9 @@
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
 #include "config/failure.hpp"
-#include "proto/node_listener.hpp"
-#include "proto/node_messages.hpp"
-#include "proto/node_tls.hpp"
+#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_messages.hpp"
+#include "proto/nodes/node_tls.hpp"
 
 namespace corral {
 

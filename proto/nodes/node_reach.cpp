@@ -1,4 +1,4 @@
-#include "proto/node_reach.hpp"
+#include "proto/nodes/node_reach.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-// Reaching one node (proto/node_listener.hpp): a bounded TCP probe, the TLS handshake
+// Reaching one node (proto/nodes/node_listener.hpp): a bounded TCP probe, the TLS handshake
 // (both certificates checked) and its first load report, which also carries the boundary
 // it runs executions in. Blocking: node_pool calls it while connecting, and node_placement
 // from a detached actor of its own when it reconnects a lost node.
@@ -11,8 +11,8 @@
 #include <caf/actor_system.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include "proto/node_listener.hpp"
-#include "proto/node_messages.hpp"
+#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_messages.hpp"
 
 namespace corral {
 

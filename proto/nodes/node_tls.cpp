@@ -1,4 +1,4 @@
-#include "proto/node_tls.hpp"
+#include "proto/nodes/node_tls.hpp"
 
 #include <chrono>
 #include <memory>
@@ -16,8 +16,8 @@
 #include <openssl/ssl.h>
 #include <spdlog/spdlog.h>
 
-#include "proto/node_messages.hpp"
-#include "proto/tls_error_queue.hpp"
+#include "proto/nodes/node_messages.hpp"
+#include "proto/nodes/tls_error_queue.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "proto/tls_error_queue.hpp"
+#include "proto/nodes/tls_error_queue.hpp"
 
 #include <dlfcn.h>
 
