@@ -9,31 +9,16 @@
 #include "actors/execution.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/output_collector.hpp"
+#include "config/utf8.hpp"
 #include "proto/daemon/daemon_messages.hpp"
 #include "proto/jsonrpc/jsonrpc.hpp"
 #include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 
-namespace {
-
-// Bytes at the end of `s` that begin a character whose remaining bytes have not arrived.
-std::size_t incomplete_tail(const std::string& s) {
-  std::size_t n = s.size();
-  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
-    auto c = static_cast<unsigned char>(s[n - back]);
-    if ((c & 0xC0) == 0x80) continue;
-    std::size_t need = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-    return need > back ? back : 0;
-  }
-  return 0;
-}
-
-} // namespace
-
 std::string utf8_carry::take(const std::string& bytes) {
   std::string all = std::move(held_) + bytes;
-  auto tail = incomplete_tail(all);
+  auto tail = incomplete_utf8_tail(all);
   held_ = all.substr(all.size() - tail);
   all.resize(all.size() - tail);
   return all;

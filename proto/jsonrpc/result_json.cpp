@@ -2,53 +2,6 @@
 
 namespace corral {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one
-// (truncated, overlong, a surrogate, or past U+10FFFF).
-std::size_t utf8_sequence_at(const std::string& s, std::size_t i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (len == 0 || i + len > s.size()) return 0;
-  std::uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1F) : len == 3 ? (c & 0x0F) : (c & 0x07);
-  for (std::size_t k = 1; k < len; ++k) {
-    auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3F);
-  }
-  if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-    return 0;
-  return len;
-}
-
-} // namespace
-
-bool is_valid_utf8(const std::string& s) {
-  for (std::size_t i = 0; i < s.size();) {
-    auto len = utf8_sequence_at(s, i);
-    if (len == 0) return false;
-    i += len;
-  }
-  return true;
-}
-
-std::string to_valid_utf8(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    auto len = utf8_sequence_at(s, i);
-    if (len == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD for each byte that is not part of a character
-      ++i;
-    } else {
-      out.append(s, i, len);
-      i += len;
-    }
-  }
-  return out;
-}
-
 std::string base64_encode(const std::string& bytes) {
   static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string out;

@@ -7,6 +7,7 @@
 
 #include "actors/exec_result.hpp"
 #include "config/failure.hpp"
+#include "config/utf8.hpp"  // is_valid_utf8, to_valid_utf8
 
 namespace corral {
 
@@ -14,9 +15,6 @@ nlohmann::json to_json(const exec_result& result);
 nlohmann::json to_json(const network_event& event);  // one egress audit record
 nlohmann::json to_json(const failure& error);
 
-bool is_valid_utf8(const std::string& s);
-// Replaces each byte that is not part of a valid character with U+FFFD.
-std::string to_valid_utf8(const std::string& s);
 std::string base64_encode(const std::string& bytes);
 
 } // namespace corral
