@@ -11,7 +11,7 @@
 
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
-#include "proto/cli/write_all.hpp"
+#include "config/write_all.hpp"
 #include "proto/daemon/daemon_client.hpp"
 
 namespace corral::cli {

@@ -14,7 +14,7 @@
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
-#include "proto/cli/write_all.hpp"
+#include "config/write_all.hpp"
 #include "proto/daemon/daemon_client.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
 #include "proto/nodes/node_pool.hpp"
