@@ -10,8 +10,8 @@
 
 #include "config/tighten.hpp"
 #include "config/tighten_network.hpp"
-#include "tiers/scratch_dir.hpp"
 #include "config/write_all.hpp"
+#include "tiers/scratch_dir.hpp"
 
 namespace corral {
 

@@ -12,9 +12,9 @@
 #include <thread>
 #include <unistd.h>
 
+#include "config/write_all.hpp"
 #include "tiers/cgroup_tree.hpp"
 #include "tiers/instance_claim.hpp"
-#include "config/write_all.hpp"
 
 namespace corral {
 

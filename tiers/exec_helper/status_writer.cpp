@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <unistd.h>
 
-#include "tiers/jail_spec.hpp"
 #include "config/write_all.hpp"
+#include "tiers/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -24,11 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/write_all.hpp"
 #include "tiers/microvm/guest_cgroup.hpp"
 #include "tiers/microvm/guest_channel.hpp"
 #include "tiers/microvm/guest_protocol.hpp"
 #include "tiers/microvm/guest_trees.hpp"
-#include "config/write_all.hpp"
 
 using namespace corral;
 
