@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/failure.hpp"
+#include "config/line_splitter.hpp"
 
 namespace corral::rpc {
 
@@ -64,23 +65,10 @@ std::string error_line(const error& e);
 std::string notification_line(const std::string& method, const nlohmann::json& params);
 std::string request_line(const nlohmann::json& id, const std::string& method, const nlohmann::json& params);
 
-// Incoming bytes to lines. A line longer than the limit is reported once and skipped up
-// to its newline, so one huge line neither grows memory nor ends the connection.
-class line_splitter {
+// Incoming bytes to lines (config/line_splitter.hpp); a client's "\r\n" counts as "\n".
+class line_splitter : public corral::line_splitter {
 public:
-  explicit line_splitter(std::size_t max_line) : max_(max_line) {}
-
-  struct piece {
-    bool oversized = false;
-    std::string line;  // without the newline (and without a trailing '\r')
-  };
-  std::vector<piece> feed(std::string_view bytes);
-  std::size_t max_line() const { return max_; }
-
-private:
-  std::size_t max_;
-  std::string partial_;
-  bool skipping_ = false;
+  explicit line_splitter(std::size_t max_line) : corral::line_splitter(max_line, carriage_return::strip) {}
 };
 
 } // namespace corral::rpc
