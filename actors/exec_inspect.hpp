@@ -1,5 +1,5 @@
 // CAF inspect() overloads for what crosses machines: an exec_request goes to a node, an
-// exec_outcome comes back (proto/node_gateway.hpp). Registered with add_message_type in
+// exec_outcome comes back (proto/nodes/node_gateway.hpp). Registered with add_message_type in
 // proto/node_types.hpp; locally the same overloads only serve CAF's to_string.
 //
 // Not serialized: exec_request::live_output. A subscriber is an actor of the caller's

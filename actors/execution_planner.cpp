@@ -10,6 +10,7 @@
 
 #include "config/tighten.hpp"
 #include "config/tighten_network.hpp"
+#include "config/write_all.hpp"
 #include "tiers/scratch_dir.hpp"
 
 namespace corral {
@@ -30,18 +31,10 @@ status write_file(const std::string& path, const std::string& content) {
   // uid than the runtime's (root maps to nobody) still can.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) return make_failure(failure_kind::internal, "open " + path + ": " + std::strerror(errno));
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int e = errno;
-      ::close(fd);
-      return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(e));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+  if (!write_all(fd, content)) {
+    int e = errno;
+    ::close(fd);
+    return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(e));
   }
   ::close(fd);
   return ok();

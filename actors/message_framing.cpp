@@ -45,7 +45,7 @@ expected<framing_mode> parse_framing_mode(std::string_view name) {
 }
 
 frame_decoder::frame_decoder(framing_mode mode, std::size_t max_message_bytes)
-    : mode_(mode), max_(max_message_bytes) {}
+    : mode_(mode), max_(max_message_bytes), lines_(max_message_bytes, line_splitter::carriage_return::keep) {}
 
 failure frame_decoder::too_large(std::uint64_t size) const {
   return make_failure(failure_kind::limit_exceeded,
@@ -62,14 +62,11 @@ void frame_decoder::feed(std::string_view bytes, std::vector<decoded_frame>& out
     return;
   }
   if (mode_ == framing_mode::newline) {
-    if (skipping_line_) {
-      auto nl = bytes.find('\n');
-      if (nl == std::string_view::npos) return;
-      skipping_line_ = false;
-      bytes.remove_prefix(nl + 1);
+    for (auto& piece : lines_.feed(bytes)) {
+      if (piece.oversized) out.push_back({{}, too_large(piece.size), false});
+      else out.push_back({std::move(piece.line), std::nullopt, false});
     }
-    buffer_.append(bytes);
-    return feed_newline(out);
+    return;
   }
   // content_length: bytes of a refused body are passed over without being kept.
   if (skipping_ > 0) {
@@ -79,31 +76,6 @@ void frame_decoder::feed(std::string_view bytes, std::vector<decoded_frame>& out
   }
   buffer_.append(bytes);
   feed_content_length(out);
-}
-
-void frame_decoder::feed_newline(std::vector<decoded_frame>& out) {
-  std::size_t start = 0;
-  for (;;) {
-    auto nl = buffer_.find('\n', std::max(start, scanned_));
-    if (nl == std::string::npos) break;
-    if (nl - start > max_) {
-      out.push_back({{}, too_large(nl - start), false});
-    } else {
-      out.push_back({buffer_.substr(start, nl - start), std::nullopt, false});
-    }
-    start = nl + 1;
-    scanned_ = 0;
-  }
-  buffer_.erase(0, start);
-  scanned_ = buffer_.size();
-  if (buffer_.size() > max_) {
-    // No end in sight within the limit: refuse now and drop the rest of the line, so a
-    // child that never sends '\n' cannot grow this buffer.
-    out.push_back({{}, too_large(buffer_.size()), false});
-    buffer_.clear();
-    scanned_ = 0;
-    skipping_line_ = true;
-  }
 }
 
 void frame_decoder::feed_content_length(std::vector<decoded_frame>& out) {

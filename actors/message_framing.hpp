@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/failure.hpp"
+#include "config/line_splitter.hpp"
 
 namespace corral {
 
@@ -40,20 +41,18 @@ public:
   // byte is ignored.
   void feed(std::string_view bytes, std::vector<decoded_frame>& out);
   // Bytes held for an incomplete message (bounded by the limit plus one header).
-  std::size_t buffered() const { return buffer_.size(); }
+  std::size_t buffered() const { return mode_ == framing_mode::newline ? lines_.buffered() : buffer_.size(); }
   bool broken() const { return broken_; }
 
 private:
-  void feed_newline(std::vector<decoded_frame>& out);
   void feed_content_length(std::vector<decoded_frame>& out);
   failure too_large(std::uint64_t size) const;
 
   framing_mode mode_;
   std::size_t max_;
-  std::string buffer_;
-  std::size_t scanned_ = 0;          // newline: bytes of buffer_ known to hold no '\n'
+  line_splitter lines_;              // newline
+  std::string buffer_;               // content_length
   std::uint64_t skipping_ = 0;       // content_length: body bytes of a refused message left
-  bool skipping_line_ = false;       // newline: inside a refused line until its '\n'
   std::optional<std::size_t> body_;  // content_length: the current message's length
   bool broken_ = false;
 };

@@ -4,24 +4,9 @@
 
 #include "actors/atoms.hpp"
 #include "actors/execution_messages.hpp"
+#include "config/utf8.hpp"
 
 namespace corral {
-
-namespace {
-
-// Length of the incomplete UTF-8 sequence at the end of `s` (0 when it ends cleanly).
-std::size_t incomplete_utf8_tail(const std::string& s) {
-  std::size_t n = s.size();
-  for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
-    auto c = static_cast<unsigned char>(s[n - back]);
-    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
-    std::size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 1;
-    return need > back ? back : 0;
-  }
-  return 0;
-}
-
-} // namespace
 
 captured_stream finalize_capture(std::string data, std::uint64_t cap, std::uint64_t dropped) {
   captured_stream out;

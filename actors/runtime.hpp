@@ -39,7 +39,7 @@ struct runtime_options {
   // starts cold). Each holds a cgroup, a scratch dir and two idle processes while it waits.
   std::size_t warm_jails = 1;
   // Runs on the actor system's configuration before the system starts: a node loads the
-  // middleman and TLS there (proto/node_listener.hpp).
+  // middleman and TLS there (proto/nodes/node_listener.hpp).
   std::function<void(caf::actor_system_config&)> configure_system;
 };
 

@@ -21,6 +21,7 @@
 #include "config/protected_paths.hpp"
 #include "config/root_layout.hpp"
 #include "config/sizes.hpp"
+#include "config/utf8.hpp"
 
 namespace corral {
 
@@ -57,23 +58,6 @@ constexpr shifted_range kShifted[] = {
     {0xa1, 0x499, 0xe000}, {0x2c5e, 0x3057, 0xe000 + 0x3f9}, {0xfb26, 0xfefe, 0xe000 + 0x3f9 + 0x3fa}};
 constexpr char32_t kShiftedEnd = 0xe000 + 0x3f9 + 0x3fa + 0x3d9;  // one past the last stand-in
 
-// Decodes one well-formed UTF-8 sequence at s[i] (no overlongs, no surrogates, nothing
-// above U+10FFFF); 0 bytes when it is not one.
-std::size_t decode_utf8(std::string_view s, std::size_t i, char32_t& cp) {
-  auto c = static_cast<unsigned char>(s[i]);
-  std::size_t extra = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 ? 1 : (c & 0xf0) == 0xe0 ? 2 : (c & 0xf8) == 0xf0 ? 3 : 4;
-  if (extra == 4 || extra > s.size() - i - 1) return 0;
-  cp = extra == 0 ? c : c & (0x3fu >> extra);
-  for (std::size_t k = 1; k <= extra; ++k) {
-    auto cc = static_cast<unsigned char>(s[i + k]);
-    if ((cc & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (cc & 0x3f);
-  }
-  static constexpr char32_t kMin[] = {0, 0x80, 0x800, 0x10000};
-  if (cp < kMin[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
-  return extra + 1;
-}
-
 void append_utf8(std::string& out, char32_t cp) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);
@@ -99,7 +83,7 @@ std::string remap(std::string_view s, Map map) {
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
     char32_t cp = 0;
-    std::size_t n = decode_utf8(s, i, cp);
+    std::size_t n = utf8_sequence_at(s, i, &cp);
     if (n == 0) {
       out += s[i++];
       continue;
@@ -127,16 +111,6 @@ std::string from_toml(std::string_view s) {
   return s.find('\xee') == std::string_view::npos ? std::string(s) : remap(s, shift_home);
 }
 
-// Every string in a profile must survive a JSON descriptor unchanged.
-bool valid_utf8(std::string_view s) {
-  for (std::size_t i = 0; i < s.size();) {
-    char32_t cp = 0;
-    std::size_t n = decode_utf8(s, i, cp);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
 
 bool bare_key(std::string_view k) {
   if (k.empty()) return false;
@@ -408,7 +382,8 @@ std::optional<root_grant> parse_root(reader& r, const located& e, const std::str
   if (parts[0].empty()) return bad("the host path is empty");
   auto g = resolve_root(r.absolute(parts[0]), parts[1], output);
   if (!g) return bad(g.error().message);
-  if (!valid_utf8(g->host_path)) return bad("host path " + g->host_path + " is not valid UTF-8");
+  if (!is_valid_utf8(g->host_path))  // every string must survive a JSON descriptor unchanged
+    return bad("host path " + g->host_path + " is not valid UTF-8");
   return *g;
 }
 
@@ -663,7 +638,7 @@ expected<profile> load_text(std::string_view text, const std::string& source, co
                             ": the file contains a NUL byte; a config file must be UTF-8 text");
   for (std::size_t i = 0; i < text.size();) {
     char32_t cp = 0;
-    std::size_t n = decode_utf8(text, i, cp);
+    std::size_t n = utf8_sequence_at(text, i, &cp);
     // The stand-ins must be unambiguous; a private-use character has no place in a profile.
     if (n && cp >= 0xe000 && cp < kShiftedEnd)
       return make_failure(failure_kind::config_error,

@@ -19,7 +19,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "proto/jsonrpc.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;

@@ -10,7 +10,7 @@
 #include "config/egress_decision.hpp"
 #include "config/tighten_network.hpp"
 #include "config/toml_profile.hpp"
-#include "proto/exec_params.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;

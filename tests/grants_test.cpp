@@ -19,7 +19,7 @@
 #include "config/root_layout.hpp"
 #include "config/toml_profile.hpp"
 #include "landlock_fixture.hpp"
-#include "proto/descriptor.hpp"
+#include "proto/describe/descriptor.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/idmapped_mount.hpp"

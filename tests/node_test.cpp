@@ -23,9 +23,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "proto/node_pool.hpp"
-#include "proto/node_reach.hpp"
-#include "proto/tls_error_queue.hpp"
+#include "proto/nodes/node_pool.hpp"
+#include "proto/nodes/node_reach.hpp"
+#include "proto/nodes/tls_error_queue.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;
@@ -278,7 +278,7 @@ TEST_CASE("nodes: a caller whose certificate another CA signed is refused, and s
   node_process node(pki);
   REQUIRE(tls_error_queue_repaired());
   // A caller connected before the strangers: their refused handshakes must not cut it off
-  // (see proto/tls_error_queue.hpp).
+  // (see proto/nodes/tls_error_queue.hpp).
   node_pool_options good;
   good.nodes = {node.address};
   good.tls = pki.credentials("caller");

@@ -12,6 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
+#include "config/write_all.hpp"
 #include "tiers/cgroup_tree.hpp"
 #include "tiers/instance_claim.hpp"
 
@@ -64,17 +65,6 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 
 failure os_failure(const std::string& what) {
   return make_failure(failure_kind::internal, what + ": " + std::strerror(errno));
-}
-
-bool write_all(int fd, const std::string& data) {
-  std::size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 // Kills until the cgroups are empty; false if they are not within the bound.

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/write_all.hpp"
+
 namespace corral {
 
 namespace {
@@ -30,16 +32,10 @@ nlohmann::json mount_json(const oci_mount& m) {
 status write_file(const std::string& path, const std::string& text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) return make_failure(failure_kind::internal, "create " + path + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (!write_all(fd, text)) {
+    int err = errno;
+    ::close(fd);
+    return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(err));
   }
   if (::close(fd) < 0) return make_failure(failure_kind::internal, "close " + path + ": " + std::strerror(errno));
   return ok();

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/failure.hpp"
-#include "proto/daemon_client.hpp"
+#include "proto/daemon/daemon_client.hpp"
 
 namespace corral::cli {
 

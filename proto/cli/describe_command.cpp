@@ -6,7 +6,7 @@
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/grant_flags.hpp"
-#include "proto/descriptor.hpp"
+#include "proto/describe/descriptor.hpp"
 #include "tiers/default_tiers.hpp"
 
 namespace corral::cli {

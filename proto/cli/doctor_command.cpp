@@ -5,7 +5,7 @@
 
 #include "actors/runtime.hpp"
 #include "proto/cli/commands.hpp"
-#include "proto/machine_report.hpp"
+#include "proto/describe/machine_report.hpp"
 
 namespace corral::cli {
 

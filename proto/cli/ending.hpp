@@ -30,7 +30,7 @@ int result_status(const exec_result& r);
 // (null: not known here, as for a daemon's execution).
 std::string ending_line(const exec_result& r, const limits* effective);
 
-// The parts of a result JSON (proto/result_json.hpp) that ending_line and result_status read.
+// The parts of a result JSON (proto/jsonrpc/result_json.hpp) that ending_line and result_status read.
 exec_result ending_of(const nlohmann::json& result);
 
 // For a program that failed after its stderr said "No space left on device" or "File too

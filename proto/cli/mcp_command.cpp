@@ -24,7 +24,7 @@
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/limit_flags.hpp"
-#include "proto/cli/write_all.hpp"
+#include "config/write_all.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 
 namespace corral::cli {

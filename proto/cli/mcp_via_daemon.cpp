@@ -12,8 +12,8 @@
 
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
-#include "proto/cli/write_all.hpp"
-#include "proto/daemon_client.hpp"
+#include "config/write_all.hpp"
+#include "proto/daemon/daemon_client.hpp"
 
 namespace corral::cli {
 

@@ -14,11 +14,11 @@
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
-#include "proto/cli/write_all.hpp"
-#include "proto/daemon_client.hpp"
-#include "proto/exec_params.hpp"
-#include "proto/node_pool.hpp"
-#include "proto/result_json.hpp"
+#include "config/write_all.hpp"
+#include "proto/daemon/daemon_client.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
+#include "proto/nodes/node_pool.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
 

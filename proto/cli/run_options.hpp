@@ -7,8 +7,8 @@
 #include "actors/exec_request.hpp"
 #include "config/boundary_grants.hpp"
 #include "config/failure.hpp"
-#include "proto/node_listener.hpp"
-#include "proto/node_tls.hpp"
+#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_tls.hpp"
 #include "proto/cli/limit_flags.hpp"
 
 namespace corral::cli {

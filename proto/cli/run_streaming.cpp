@@ -14,8 +14,8 @@
 #include "config/tighten.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/interrupt_watch.hpp"
-#include "proto/cli/write_all.hpp"
-#include "proto/result_json.hpp"
+#include "config/write_all.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
 

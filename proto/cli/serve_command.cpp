@@ -1,11 +1,11 @@
-// corral serve: the daemon (proto/daemon.hpp; the protocol is proto/PROTOCOL.md).
+// corral serve: the daemon (proto/daemon/daemon.hpp; the protocol is proto/PROTOCOL.md).
 #include <cstdlib>
 #include <iostream>
 #include <unistd.h>
 
 #include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
-#include "proto/daemon.hpp"
+#include "proto/daemon/daemon.hpp"
 
 namespace corral::cli {
 

@@ -25,7 +25,7 @@
 #include "proto/cli/limit_flags.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "proto/cli/shell_via_daemon.hpp"
-#include "proto/cli/write_all.hpp"
+#include "config/write_all.hpp"
 
 namespace corral::cli {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "proto/exec_params.hpp"
-#include "proto/jsonrpc.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   corral::rpc::line_splitter splitter(4096);

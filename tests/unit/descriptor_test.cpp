@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "config/toml_profile.hpp"
-#include "proto/descriptor.hpp"
+#include "proto/describe/descriptor.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;

@@ -4,9 +4,9 @@
 
 #include <catch2/catch.hpp>
 
-#include "proto/exec_job.hpp"
-#include "proto/exec_params.hpp"
-#include "proto/jsonrpc.hpp"
+#include "proto/daemon/exec_job.hpp"
+#include "proto/jsonrpc/exec_params.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
 
 using namespace corral;
 using nlohmann::json;

@@ -5,23 +5,16 @@
 #include <cstdio>
 #include <unistd.h>
 
+#include "config/write_all.hpp"
 #include "tiers/jail_spec.hpp"
 
 namespace corral::helper {
 
 namespace {
 
-void write_bytes(const char* p, std::size_t left) {
-  while (left > 0) {
-    ssize_t n = ::write(kStatusFd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the runtime is gone; cleanup goes on regardless
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
+void write_line(const std::string& line) {
+  (void)write_all(kStatusFd, line);  // the runtime is gone; cleanup goes on regardless
 }
-
-void write_line(const std::string& line) { write_bytes(line.data(), line.size()); }
 
 } // namespace
 
@@ -33,7 +26,7 @@ void report_step(const char* name, std::chrono::steady_clock::time_point since) 
   // shares the helper's heap.
   char line[128];
   int n = std::snprintf(line, sizeof line, "step %s %lld\n", name, static_cast<long long>(us));
-  if (n > 0) write_bytes(line, std::min(static_cast<std::size_t>(n), sizeof line - 1));
+  if (n > 0) (void)write_all(kStatusFd, std::string_view(line, std::min(static_cast<std::size_t>(n), sizeof line - 1)));
 }
 
 void report_started(long pid) { write_line("started " + std::to_string(pid) + "\n"); }

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config/write_all.hpp"
 #include "tiers/microvm/guest_cgroup.hpp"
 #include "tiers/microvm/guest_channel.hpp"
 #include "tiers/microvm/guest_protocol.hpp"
@@ -62,17 +63,10 @@ bool in_guest = true;
   for (;;) ::pause();
 }
 
-void write_all(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the channel is gone: nobody is left to tell
-    done += static_cast<std::size_t>(n);
-  }
-}
+// The channel or the console gone: nobody is left to tell, so a failed write is dropped.
+void write_or_drop(int fd, const std::string& bytes) { (void)write_all(fd, bytes); }
 
-void send(frame_type type, const std::string& payload = "") { write_all(channel_out, encode_frame(type, payload)); }
+void send(frame_type type, const std::string& payload = "") { write_or_drop(channel_out, encode_frame(type, payload)); }
 
 // After the last frame (exit or fatal). A write to a virtio port returns once the bytes
 // are queued, not once QEMU has passed them on, and QEMU holds them while the launcher's
@@ -102,7 +96,7 @@ void send(frame_type type, const std::string& payload = "") { write_all(channel_
     end_after_last_frame();
   }
   if (console >= 0) {
-    write_all(console, "corral-microvm-agent: " + why + "\n");
+    write_or_drop(console, "corral-microvm-agent: " + why + "\n");
     ::tcdrain(console);  // the console is a tty: this waits until the port has sent it
   }
   power_off();
@@ -397,7 +391,7 @@ int main(int argc, char** argv) {
     if (!opened) fatal(opened.error().message);
     channel = channel_out = *opened;
   }
-  write_all(channel_out, kAgentMarker);
+  write_or_drop(channel_out, kAgentMarker);
   send(frame_type::ready);
 
   frame_reader in;

@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <vector>
 
+#include "config/write_all.hpp"
+
 namespace corral {
 
 namespace {
@@ -28,17 +30,6 @@ status make_dirs(const std::string& path) {
   if (::lstat(path.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
     return make_failure(failure_kind::spawn_failed, path + " is not a directory");
   return ok();
-}
-
-bool write_whole(int fd, const std::string& bytes) {
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<std::size_t>(n);
-  }
-  return true;
 }
 
 std::size_t depth(const std::string& path) { return static_cast<std::size_t>(std::count(path.begin(), path.end(), '/')); }
@@ -95,7 +86,7 @@ status guest_trees::fill(std::size_t tree) {
       made = ::symlink(f.content.c_str(), path.c_str()) == 0;
     } else {
       int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, f.mode & 0777);
-      made = fd >= 0 && write_whole(fd, f.content) && ::fchmod(fd, f.mode & 0777) == 0;
+      made = fd >= 0 && write_all(fd, f.content) && ::fchmod(fd, f.mode & 0777) == 0;
       if (fd >= 0) ::close(fd);
     }
     if (!made || !own(path)) return make_failure(failure_kind::spawn_failed, errno_text("copy " + t.path + "/" + f.path));

@@ -1,0 +1,82 @@
+#include "proto/daemon/daemon.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "proto/daemon/client_connection.hpp"
+#include "proto/describe/descriptor.hpp"
+#include "proto/describe/machine_report.hpp"
+
+namespace corral {
+
+std::string default_socket_path() {
+  if (::geteuid() == 0) return "/run/corral/corral.sock";
+  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/corral/corral.sock";
+  return "/tmp/corral-" + std::to_string(::geteuid()) + "/corral.sock";
+}
+
+status run_daemon(runtime_options ro, daemon_options options) {
+  if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
+  if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());
+  auto policy = selection_policy_from_env(ro.allow_host);
+  if (options.node_listen) {
+    if (auto s = check_node_tls(options.node_credentials); !s) return s;
+    ro.configure_system = [tls = options.node_credentials](caf::actor_system_config& cfg) {
+      configure_node_network(cfg, tls);
+    };
+  }
+
+  // The runtime first: it creates the state directory (where the default socket lives)
+  // and sweeps leases a killed daemon left before anything new can start.
+  auto started = runtime::start(std::move(ro));
+  if (!started) return started.error();
+  auto rt = std::move(*started);
+
+  auto info = std::make_shared<daemon_info>();
+  info->supervisor = rt->supervisor();
+  info->capabilities = machine_report(rt->features(), rt->tiers(), policy);
+  info->descriptor = profile_descriptor(rt->frozen_profile(), rt->features(), rt->tiers());
+  info->started = std::chrono::steady_clock::now();
+  info->max_execs_per_client = options.max_execs_per_client;
+  info->idle_timeout = options.idle_timeout;
+
+  auto* sys = &rt->system();
+  std::shared_ptr<const daemon_info> shared;
+  socket_loop loop(options.limits, [sys, &shared](connection_id id, const peer_credentials& peer) {
+    return sys->spawn(client_connection, id, peer, shared);
+  });
+  info->loop = &loop;
+  shared = info;
+
+  if (!options.socket_path.empty()) {
+    if (auto s = loop.listen(options.socket_path, options.allowed); !s) return s;
+    spdlog::info("serving on {} for {}", options.socket_path, options.allowed.describe());
+    if (options.listening) options.listening(options.socket_path);
+  }
+  if (options.stdio) {
+    if (auto s = loop.attach_stdio(); !s) return s;
+  }
+  std::unique_ptr<node_listener> node;
+  if (options.node_listen) {
+    auto published = node_listener::publish(*rt, *options.node_listen);
+    if (!published) return published.error();
+    node = std::move(*published);
+    auto bound = *options.node_listen;
+    bound.port = node->port();
+    spdlog::info("serving as a node on {}", bound.label());
+    if (options.node_listening) options.node_listening(bound);
+  }
+  loop.run();
+  node.reset();  // no new remote executions while the runtime stops
+  // Every client is closed by now, so every execution has been told to cancel; stopping
+  // the runtime waits until their leases have finished. The loop outlives the actors.
+  rt.reset();
+  return ok();
+}
+
+} // namespace corral

@@ -1,0 +1,46 @@
+// corral serve: the runtime behind a JSON-RPC 2.0 endpoint (proto/PROTOCOL.md) on a Unix
+// socket and/or this process's stdin/stdout.
+//
+// Life cycle: start the runtime (which sweeps leases a killed daemon left), replace a
+// stale socket, serve; on SIGTERM/SIGINT stop accepting, remove the socket, close every
+// client (their executions are cancelled), then stop the runtime (every execution
+// terminated, every lease finished).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "actors/runtime.hpp"
+#include <chrono>
+
+#include "config/failure.hpp"
+#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_tls.hpp"
+#include "proto/daemon/peer_credentials.hpp"
+#include "proto/daemon/socket_loop.hpp"
+
+namespace corral {
+
+struct daemon_options {
+  std::string socket_path;  // empty with `stdio`: no socket
+  bool stdio = false;
+  access_list allowed;      // empty: the daemon's own uid
+  socket_loop_limits limits;
+  std::size_t max_execs_per_client = 64;
+  std::chrono::milliseconds idle_timeout{300'000};  // see daemon_info::idle_timeout
+  // Also a node for other machines (proto/nodes/node_listener.hpp): always mutual TLS.
+  std::optional<node_address> node_listen;
+  node_tls node_credentials;
+  std::function<void(const node_address&)> node_listening;  // told the bound address
+  std::function<void(const std::string&)> listening;  // told the socket once it accepts
+};
+
+// /run/corral/corral.sock for root, else $XDG_RUNTIME_DIR/corral/corral.sock, else
+// /tmp/corral-<uid>/corral.sock: the runtime's own state directory (mode 0700).
+std::string default_socket_path();
+
+// Blocks until stopped; returns why it could not start, or ok after a clean stop.
+status run_daemon(runtime_options runtime, daemon_options options);
+
+} // namespace corral

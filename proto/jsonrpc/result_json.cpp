@@ -1,0 +1,82 @@
+#include "proto/jsonrpc/result_json.hpp"
+
+namespace corral {
+
+std::string base64_encode(const std::string& bytes) {
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
+                      (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
+    for (int shift : {18, 12, 6, 0}) out += alphabet[(v >> shift) & 0x3F];
+  }
+  if (i < bytes.size()) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    out += alphabet[(v >> 18) & 0x3F];
+    out += alphabet[(v >> 12) & 0x3F];
+    out += i + 1 < bytes.size() ? alphabet[(v >> 6) & 0x3F] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+namespace {
+
+void put_stream(nlohmann::json& j, const std::string& name, const captured_stream& s) {
+  if (is_valid_utf8(s.data)) {
+    j[name] = s.data;
+  } else {
+    // The string keeps what can be shown; the base64 form keeps every byte.
+    j[name] = to_valid_utf8(s.data);
+    j[name + "_base64"] = base64_encode(s.data);
+  }
+  j[name + "_truncated"] = s.truncated;
+  j[name + "_dropped_bytes"] = s.dropped_bytes;
+}
+
+} // namespace
+
+nlohmann::json to_json(const exec_result& r) {
+  nlohmann::json j;
+  j["execution_id"] = r.execution_id;
+  j["verdict"] = to_string(r.how);
+  j["exit_code"] = r.exit_code ? nlohmann::json(*r.exit_code) : nlohmann::json(nullptr);
+  j["signal"] = r.term_signal ? nlohmann::json(*r.term_signal) : nlohmann::json(nullptr);
+  put_stream(j, "stdout", r.out);
+  put_stream(j, "stderr", r.err);
+  j["duration_ms"] = r.duration.count() / 1000.0;
+  j["timed_out"] = r.timed_out;
+  j["tier"] = r.tier;
+  j["isolation"] = r.isolation;
+  j["not_enforced"] = r.not_enforced;
+  j["masked"] = r.masked;
+  auto& steps = j["setup_steps_us"] = nlohmann::json::array();
+  for (auto& step : r.steps) steps.push_back({{"step", step.name}, {"us", step.micros}});
+  j["usage"] = {{"peak_memory_bytes", r.usage.peak_memory_bytes},
+                {"cpu_user_us", r.usage.cpu_user_us},
+                {"cpu_system_us", r.usage.cpu_system_us}};
+  if (r.network) add_network_audit(j, *r.network);
+  return j;
+}
+
+void add_network_audit(nlohmann::json& into, const network_audit& audit) {
+  auto& events = into["network"] = nlohmann::json::array();
+  for (auto& e : audit.events) events.push_back(to_json(e));
+  into["network_dropped"] = audit.dropped;
+}
+
+nlohmann::json to_json(const network_event& e) {
+  return {{"host", to_valid_utf8(e.host)}, {"port", e.port}, {"protocol", e.protocol},
+          {"addresses", e.addresses},       {"decision", e.decision}, {"rule", e.rule},
+          {"reason", to_valid_utf8(e.reason)}, {"failure", to_valid_utf8(e.failure)},
+          {"bytes_up", e.bytes_up},         {"bytes_down", e.bytes_down}, {"duration_ms", e.duration_ms}};
+}
+
+nlohmann::json to_json(const failure& f) {
+  return {{"error", {{"kind", to_string(f.kind)}, {"message", f.message}}}};
+}
+
+} // namespace corral
