@@ -359,6 +359,21 @@ void egress_relay::report_closed(conn* c) {
     caf::anon_send(d->second, egress_closed{c->id, c->up, c->down, c->connected_to, c->failure});
 }
 
+namespace {
+constexpr std::size_t kSpareBlocks = 64;  // 4 MiB idle at most, for the whole runtime
+}
+
+std::unique_ptr<char[]> egress_relay::take_block() {
+  if (spare_blocks_.empty()) return std::make_unique_for_overwrite<char[]>(kReadBuffer);
+  auto b = std::move(spare_blocks_.back());
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void egress_relay::give_back(std::unique_ptr<char[]> block) {
+  if (block && spare_blocks_.size() < kSpareBlocks) spare_blocks_.push_back(std::move(block));
+}
+
 void egress_relay::forget(conn* c) {
   if (auto n = open_per_process_.find(c->process); n != open_per_process_.end() && --n->second == 0)
     open_per_process_.erase(n);
