@@ -39,12 +39,23 @@ std::unique_ptr<char[]> own(const uv_buf_t* buf) { return std::unique_ptr<char[]
 
 void queue_write(conn* c, write_req* r, bool to_client, uv_buf_t buf);
 
-// A relayed read: the block goes to the other side as it is.
+// A relayed read: written at once if the other side takes it (the block goes straight back
+// to the pool, nothing is queued, so reading never pauses while both sides keep up);
+// what it does not take goes to the other side's queue in the block as it is.
 void pass_block(conn* c, bool to_client, std::unique_ptr<char[]> block, std::size_t n) {
+  auto* s = stream(to_client ? c->client : c->upstream);
+  uv_buf_t now = uv_buf_init(block.get(), static_cast<unsigned>(n));
+  int done = uv_try_write(s, &now, 1);  // UV_EAGAIN while earlier bytes are still queued
+  if (done < 0 && done != UV_EAGAIN) {
+    c->relay->give_back(std::move(block));
+    return close_connection(c, std::string("write: ") + uv_strerror(done));
+  }
+  std::size_t offset = done > 0 ? static_cast<std::size_t>(done) : 0;
+  if (offset == n) return c->relay->give_back(std::move(block));
   auto* r = new write_req;
   r->block = std::move(block);
   r->charged = egress_relay::kReadBuffer;
-  queue_write(c, r, to_client, uv_buf_init(r->block.get(), static_cast<unsigned>(n)));
+  queue_write(c, r, to_client, uv_buf_init(r->block.get() + offset, static_cast<unsigned>(n - offset)));
 }
 
 void on_write(uv_write_t* w, int status) {
