@@ -188,7 +188,7 @@ void on_peer_eof(conn* c, bool from_client) {
 }
 
 void touch(conn* c) {
-  auto bound = c->phase == connection_phase::relaying ? c->relay->limits().idle_timeout
+  auto bound = c->phase == connection_phase::relaying ? c->idle_timeout
                : c->phase == connection_phase::draining ? kDrainBound
                                                          : c->relay->limits().head_timeout;
   uv_timer_start(&c->timer, [](uv_timer_t* t) {
