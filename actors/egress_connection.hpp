@@ -3,6 +3,7 @@
 // all of them are closed, so libuv callbacks never see freed memory.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,7 @@ struct egress_relay::connection {
   std::string forward_head;    // HTTP forward: the head for the upstream
   std::string host;
   std::uint16_t port = 0;
+  std::chrono::milliseconds idle_timeout{0};  // the limits' bound, or a shorter one the actor gave
   std::vector<std::string> targets;
   std::size_t next_target = 0;
   std::string connected_to;

@@ -3,6 +3,7 @@
 // loop reports each connection's end; the actor keeps the audit (network_event).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -51,6 +52,7 @@ struct egress_answer {
   egress_next next = egress_next::refuse;
   egress_verdict verdict;
   std::vector<std::string> addresses;
+  std::chrono::milliseconds idle_timeout{0};  // connect: a shorter idle bound (tests); zero: the relay's
 };
 
 // Loop → actor: the connection is closed (by either side, the idle bound or the end of

@@ -59,6 +59,7 @@ egress_answer decide(egress_proxy_state& st, const egress_ask& ask, std::vector<
       checked = {ask.host};
       a.next = egress_next::connect;
       a.addresses = checked;
+      a.idle_timeout = st.lists.test_idle_timeout;
       return a;
     }
     if (st.lists.test_resolver.empty()) {
@@ -79,6 +80,7 @@ egress_answer decide(egress_proxy_state& st, const egress_ask& ask, std::vector<
   if (a.verdict.allowed()) {
     a.next = egress_next::connect;
     a.addresses = checked;
+    a.idle_timeout = st.lists.test_idle_timeout;
   }
   return a;
 }

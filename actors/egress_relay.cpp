@@ -1,6 +1,7 @@
 #include "actors/egress_relay.hpp"
 
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cstring>
 #include <fcntl.h>
 
@@ -138,6 +139,7 @@ void egress_relay::on_accept(listener* l) {
   c->id = next_conn_++;
   c->process = l->process;
   c->kind = l->kind;
+  c->idle_timeout = limits_.idle_timeout;
   c->protocol = l->kind == listener_kind::socks5 ? egress_protocol::socks5 : egress_protocol::http_connect;
   c->phase = l->kind == listener_kind::socks5 ? connection_phase::greeting : connection_phase::request;
   uv_tcp_init(loop_, &c->client);
@@ -232,6 +234,7 @@ void egress_relay::on_answer(const egress_answer& a) {
     case egress_next::connect:
       c->targets = a.addresses;
       c->next_target = 0;
+      if (a.idle_timeout.count() > 0) c->idle_timeout = std::min(c->idle_timeout, a.idle_timeout);
       c->phase = connection_phase::connecting;
       return connect_next(c);
   }
@@ -357,6 +360,21 @@ void egress_relay::refuse(conn* c, const egress_verdict& v, std::string failure)
 void egress_relay::report_closed(conn* c) {
   if (auto d = deciders_.find(c->process); d != deciders_.end())
     caf::anon_send(d->second, egress_closed{c->id, c->up, c->down, c->connected_to, c->failure});
+}
+
+namespace {
+constexpr std::size_t kSpareBlocks = 64;  // 4 MiB idle at most, for the whole runtime
+}
+
+std::unique_ptr<char[]> egress_relay::take_block() {
+  if (spare_blocks_.empty()) return std::make_unique_for_overwrite<char[]>(kReadBuffer);
+  auto b = std::move(spare_blocks_.back());
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void egress_relay::give_back(std::unique_ptr<char[]> block) {
+  if (block && spare_blocks_.size() < kSpareBlocks) spare_blocks_.push_back(std::move(block));
 }
 
 void egress_relay::forget(conn* c) {

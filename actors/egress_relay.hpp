@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <uv.h>
@@ -62,8 +63,12 @@ public:
   void report_closed(connection* c);  // egress_closed to the decider, once per connection
   void forget(connection* c);          // all handles closed: free it
   const egress_limits& limits() const { return limits_; }
-  char* read_buffer() { return read_buffer_; }
+  // Reads land in pooled blocks that the write to the other side then owns: no copy and
+  // no allocation per chunk. A queued block counts kReadBuffer against the high-water mark,
+  // so memory stays bounded however small the reads are.
   static constexpr std::size_t kReadBuffer = 64 * 1024;
+  std::unique_ptr<char[]> take_block();
+  void give_back(std::unique_ptr<char[]> block);
 
 private:
   void on_accept(listener* l);
@@ -81,7 +86,7 @@ private:
   std::unordered_map<connection_id, connection*> connections_;
   std::unordered_map<uv_tcp_t*, std::unique_ptr<listener>> listeners_;
   std::unordered_map<process_id, std::size_t> open_per_process_;
-  char read_buffer_[kReadBuffer];
+  std::vector<std::unique_ptr<char[]>> spare_blocks_;  // kept up to kSpareBlocks
 };
 
 } // namespace corral

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct egress_lists {
   // Not a TOML key: tests map names to addresses so no real resolver is asked (like
   // microvm_settings::kvm_device). Empty: the system resolver.
   std::map<std::string, std::vector<std::string>> test_resolver;
+  // Not a TOML key either: tests shorten the relay's idle bound to see it fire. It can
+  // only shorten egress_limits::idle_timeout (the relay takes the smaller); zero: unset.
+  std::chrono::milliseconds test_idle_timeout{0};
 };
 
 enum class egress_outcome {

@@ -12,6 +12,7 @@ expected<egress_lists> tighten_network(const profile& prof, const std::optional<
   egress_lists out;
   out.deny = prof.egress.deny;
   out.test_resolver = prof.egress.test_resolver;
+  out.test_idle_timeout = prof.egress.test_idle_timeout;
   for (auto& entry : *asked) {
     auto rule = parse_network_rule(entry, rule_list::allow);
     if (!rule) return make_failure(failure_kind::invalid_request, rule.error().message);
