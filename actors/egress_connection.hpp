@@ -16,7 +16,9 @@ enum class connection_phase {
   request,     // HTTP head or SOCKS5 request
   asking,      // waiting for the actor (or the resolver): the program's bytes wait unread
   connecting,  // to one of the checked addresses
-  hello,       // tunnel to 443: collecting the ClientHello to compare its SNI
+  hello,       // a tunnel to a name: the program's first bytes are held until they show
+               // whether they are a ClientHello, whose SNI must be that name (any port:
+               // TLS on 8443 is held to the same rule as on 443)
   relaying,    // both ways
   draining,    // refused: the answer is written and the write side shut; the rest of
                // what the program sends is read and dropped, so it reads the answer

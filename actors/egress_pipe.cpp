@@ -88,7 +88,7 @@ void on_client_read(uv_stream_t* s, ssize_t n, const uv_buf_t* buf) {
   if (n == 0 || c->phase == connection_phase::closing) return;
   if (n < 0) {
     if (n != UV_EOF) return close_connection(c, std::string("program side: ") + uv_strerror(static_cast<int>(n)));
-    if (c->phase != connection_phase::relaying) return close_connection(c, c->failure);
+    if (c->phase != connection_phase::relaying) return c->relay->on_client_eof(c);
     return on_peer_eof(c, true);
   }
   if (c->phase == connection_phase::draining) return;
@@ -188,12 +188,17 @@ void on_peer_eof(conn* c, bool from_client) {
 }
 
 void touch(conn* c) {
-  auto bound = c->phase == connection_phase::relaying ? c->idle_timeout
+  // A tunnel waiting for the program's first bytes is connected and may be carrying the
+  // destination's (a server that speaks first): it has the relay's idle bound, not the
+  // request head's.
+  bool connected = c->phase == connection_phase::relaying || c->phase == connection_phase::hello;
+  auto bound = connected ? c->idle_timeout
                : c->phase == connection_phase::draining ? kDrainBound
                                                          : c->relay->limits().head_timeout;
   uv_timer_start(&c->timer, [](uv_timer_t* t) {
     auto* cc = static_cast<conn*>(t->data);
-    close_connection(cc, cc->phase == connection_phase::relaying ? "idle timeout"
+    bool was_connected = cc->phase == connection_phase::relaying || cc->phase == connection_phase::hello;
+    close_connection(cc, was_connected ? "idle timeout"
                          : cc->phase == connection_phase::draining ? cc->failure
                                                                    : "no complete request in time");
   }, static_cast<std::uint64_t>(bound.count()), 0);

@@ -216,6 +216,15 @@ void egress_relay::on_client_bytes(conn* c) {
   }
 }
 
+void egress_relay::on_client_eof(conn* c) {
+  // A tunnel's program that sent nothing and shut its side (it only listens) has no
+  // ClientHello to hold: relay, so the destination's bytes still reach it. Anything else
+  // (an unfinished head, an unfinished ClientHello) ends here.
+  if (c->phase != connection_phase::hello || !c->inbox.empty()) return close_connection(c, c->failure);
+  start_relay(c);
+  on_peer_eof(c, true);
+}
+
 void egress_relay::ask(conn* c) {
   c->phase = connection_phase::asking;
   read_client(c, false);

@@ -60,6 +60,7 @@ public:
 
   // For the byte moving of actors/egress_pipe.cpp.
   void on_client_bytes(connection* c);
+  void on_client_eof(connection* c);  // the program shut its side before the relay began
   void report_closed(connection* c);  // egress_closed to the decider, once per connection
   void forget(connection* c);          // all handles closed: free it
   const egress_limits& limits() const { return limits_; }
