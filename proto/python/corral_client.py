@@ -53,11 +53,12 @@ class ConnectionLost(CorralError):
 
 
 class _Call:
-    def __init__(self, on_stdout=None, on_stderr=None):
+    def __init__(self, on_stdout=None, on_stderr=None, on_network=None):
         self.done = threading.Event()
         self.reply = None
         self.on_stdout = on_stdout
         self.on_stderr = on_stderr
+        self.on_network = on_network
         self.execution_id = None
         self.session = None  # session.open: the Session to register with the reply
 
@@ -69,16 +70,21 @@ class Session:
     (`for chunk in session`, which ends with the session; stdio: one chunk per framed
     message). wait() returns the session.ended params. A stdio session opened with
     forward_stderr sends the child's stderr as it comes: to on_stderr(bytes) when given,
-    else appended to `stderr`."""
+    else appended to `stderr`. In allowlist network mode each connection through the
+    session's egress proxy, as it ends, goes to on_network(event dict) when given and is
+    appended to `network`; messages the session refused to frame are kept in `refused`."""
 
-    def __init__(self, client, kind, on_output=None, on_ended=None, on_stderr=None):
+    def __init__(self, client, kind, on_output=None, on_ended=None, on_stderr=None, on_network=None):
         self._client = client
         self.kind = kind
         self.id = None
         self.on_output = on_output
         self.on_ended = on_ended
         self.on_stderr = on_stderr
+        self.on_network = on_network
         self.stderr = bytearray()
+        self.network = []
+        self.refused = []
         self.ended = None
         self._done = threading.Event()
         self._queue = queue.Queue()
@@ -135,6 +141,11 @@ class Session:
             self.on_stderr(data)
         else:
             self.stderr += data
+
+    def _network(self, event):
+        self.network.append(event)
+        if self.on_network:
+            self.on_network(event)
 
     def _end(self, params):
         self.ended = params
@@ -201,17 +212,20 @@ class Client:
 
     # -- methods ----------------------------------------------------------------------
     def exec(self, argv=None, language=None, code=None, stdin=None, timeout=None,
-             on_stdout=None, on_stderr=None, wait_timeout=None, **limits):
+             on_stdout=None, on_stderr=None, wait_timeout=None, on_network=None, **limits):
         """Runs one program and returns its result (a dict, see PROTOCOL.md).
 
-        stdin may be str or bytes; on_stdout/on_stderr receive bytes as they arrive.
-        Extra keyword arguments (memory_limit, output_cap, pids_limit, cpu_cores, env,
-        tier) pass through as exec params."""
+        stdin may be str or bytes; on_stdout/on_stderr receive bytes as they arrive;
+        on_network receives each egress connection's event (a dict) as it ends (allowlist
+        network mode; the whole audit is also the result's `network`). Extra keyword
+        arguments (memory_limit, output_cap, pids_limit, cpu_cores, env, tier,
+        network_allow) pass through as exec params."""
         return self.exec_async(argv=argv, language=language, code=code, stdin=stdin, timeout=timeout,
-                               on_stdout=on_stdout, on_stderr=on_stderr, **limits).wait(wait_timeout)
+                               on_stdout=on_stdout, on_stderr=on_stderr, on_network=on_network,
+                               **limits).wait(wait_timeout)
 
     def exec_async(self, argv=None, language=None, code=None, stdin=None, timeout=None,
-                   on_stdout=None, on_stderr=None, **limits):
+                   on_stdout=None, on_stderr=None, on_network=None, **limits):
         params = dict(limits)
         if argv is not None:
             params["argv"] = list(argv)
@@ -229,24 +243,24 @@ class Client:
                 params["stdin"] = stdin
         if timeout is not None:
             params["timeout"] = timeout
-        params["stream"] = bool(on_stdout or on_stderr)
-        call = _Call(on_stdout, on_stderr)
+        params["stream"] = bool(on_stdout or on_stderr or on_network)
+        call = _Call(on_stdout, on_stderr, on_network)
         call_id = self._send("exec", params, call)
         return Execution(self, call_id, call)
 
     def open_session(self, argv=None, kind="stdio", on_output=None, on_ended=None, timeout=None,
-                     on_stderr=None, **params):
+                     on_stderr=None, on_network=None, **params):
         """Opens a session and returns its Session. kind: "stdio" or "terminal". Keyword
         arguments pass through as session.open params (env, tier, framing, rows, cols,
-        echo, idle_timeout, lifetime, memory, pids, cpu, forward_stderr); on_stderr implies
-        forward_stderr=True."""
+        echo, idle_timeout, lifetime, memory, pids, cpu, forward_stderr, network_allow);
+        on_stderr implies forward_stderr=True."""
         params = dict(params, kind=kind)
         if argv is not None:
             params["argv"] = list(argv)
         if on_stderr is not None:
             params["forward_stderr"] = True
         call = _Call()
-        call.session = Session(self, kind, on_output, on_ended, on_stderr)
+        call.session = Session(self, kind, on_output, on_ended, on_stderr, on_network)
         self._send("session.open", params, call)
         self._wait(call, timeout)
         return call.session
@@ -322,7 +336,8 @@ class Client:
 
     def _dispatch(self, msg):
         method = msg.get("method")
-        if method in ("session.output", "session.stderr", "session.ended", "session.refused"):
+        if method in ("session.output", "session.stderr", "session.ended", "session.refused",
+                      "session.network"):
             params = msg.get("params", {})
             with self._lock:
                 session = self._sessions.get(params.get("session"))
@@ -334,6 +349,10 @@ class Client:
                 session._output(_chunk_bytes(params))
             elif method == "session.stderr":
                 session._stderr(_chunk_bytes(params))
+            elif method == "session.network":
+                session._network(params.get("event"))
+            elif method == "session.refused":
+                session.refused.append(params)
             elif method == "session.ended":
                 session._end(params)
             return
@@ -349,6 +368,8 @@ class Client:
                 fn = call.on_stdout if params.get("stream") == "stdout" else call.on_stderr
                 if fn:
                     fn(_chunk_bytes(params))
+            elif msg["method"] == "exec.network" and call.on_network:
+                call.on_network(params.get("event"))
             return
         call_id = msg.get("id")
         with self._lock:

@@ -3,6 +3,7 @@
 The binary: $CORRAL_BIN, else the repository's build/corral. Skipped, with the reason
 printed, when neither exists."""
 
+import http.server
 import os
 import shutil
 import subprocess
@@ -270,6 +271,87 @@ class DaemonTest(unittest.TestCase):
         for t in threads:
             t.join(30)
         self.assertEqual(sorted(results), sorted("%d\n" % i for i in range(8)))
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"hello through the proxy\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+# Inside the jail: a GET to the host server through the proxy the environment names. corral's
+# no_proxy lists 127.0.0.1 (the jail's own loopback), and urllib honours it even for an
+# explicit handler: dropped, so the host server's address goes through the proxy.
+FETCH = ("import os, sys, urllib.request\n"
+         "os.environ.pop('no_proxy', None); os.environ.pop('NO_PROXY', None)\n"
+         "proxy = urllib.request.ProxyHandler({'http': os.environ['http_proxy']})\n"
+         "for url in sys.argv[1:]:\n"
+         "    try:\n"
+         "        print(urllib.request.build_opener(proxy).open(url, timeout=10).read().decode(), end='')\n"
+         "    except Exception as e:\n"
+         "        print('refused', getattr(e, 'code', type(e).__name__))\n")
+
+
+@unittest.skipIf(PROBLEM, PROBLEM or "")
+class AllowlistDaemonTest(unittest.TestCase):
+    """A daemon whose profile is an allow-list naming one host server on 127.0.0.1: the
+    client sees each connection as it ends, for executions and sessions."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+        cls.port = cls.server.server_address[1]
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.dir = tempfile.mkdtemp(prefix="corral-py-net-")
+        os.chmod(cls.dir, 0o700)
+        cls.sock = os.path.join(cls.dir, "corral.sock")
+        config = os.path.join(cls.dir, "corral.toml")
+        with open(config, "w") as f:
+            f.write('[sandbox.network]\nmode = "allowlist"\nallow = ["127.0.0.1/32:%d"]\n' % cls.port)
+        cls.daemon = subprocess.Popen([BIN, "serve", "--socket", cls.sock, "--config", config,
+                                       "--state-dir", os.path.join(cls.dir, "state")], cwd=cls.dir,
+                                      stderr=subprocess.PIPE)
+        if not wait_until(lambda: os.path.exists(cls.sock)):
+            cls.daemon.kill()
+            cls.server.shutdown()
+            raise RuntimeError("corral serve did not create its socket: %s" % cls.daemon.stderr.read())
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.terminate()
+        cls.daemon.wait(timeout=30)
+        cls.server.shutdown()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def url(self, port=None):
+        return "http://127.0.0.1:%d/" % (port or self.port)
+
+    def test_exec_reports_each_connection_as_it_ends(self):
+        events = []
+        with Client(self.sock) as c:
+            r = c.exec(argv=["python3", "-c", FETCH, self.url(), self.url(self.port + 1)],
+                       on_network=events.append)
+        self.assertEqual(r["exit_code"], 0, r)
+        self.assertEqual(r["stdout"], "hello through the proxy\nrefused 403\n")
+        decisions = sorted(e["decision"] for e in events)
+        self.assertEqual(decisions, ["allowed", "not_allowed"])
+        self.assertEqual(sorted(e["decision"] for e in r["network"]), decisions)
+
+    def test_session_network_events_reach_the_session(self):
+        with Client(self.sock) as c:
+            seen = threading.Event()
+            s = c.open_session(["python3", "-c", FETCH, self.url()], on_network=lambda e: seen.set())
+            ended = s.wait(30)
+            self.assertTrue(seen.is_set())
+            self.assertEqual([e["decision"] for e in s.network], ["allowed"])
+            self.assertEqual(s.network[0]["port"], self.port)
+            self.assertEqual([e["decision"] for e in ended["network"]], ["allowed"])
 
 
 if __name__ == "__main__":
