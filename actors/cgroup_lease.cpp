@@ -11,8 +11,8 @@
 #include "actors/atoms.hpp"
 #include "actors/io_events.hpp"
 #include "actors/lease_messages.hpp"
-#include "tiers/cgroup_tree.hpp"
-#include "tiers/lease_record.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 namespace corral {
 

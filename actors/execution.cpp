@@ -18,7 +18,7 @@
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
 #include "actors/warm_pool.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 

@@ -11,7 +11,7 @@
 #include "config/tighten.hpp"
 #include "config/tighten_network.hpp"
 #include "config/write_all.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 

@@ -7,7 +7,7 @@
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
-#include "tiers/status_line.hpp"
+#include "tiers/jail/status_line.hpp"
 
 namespace corral {
 

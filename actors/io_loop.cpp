@@ -22,7 +22,7 @@
 #include <uv.h>
 
 #include "actors/egress_relay.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 
@@ -494,7 +494,7 @@ struct io_loop::impl {
   }
 
   // The jail's egress listeners ride with the "listeners N" line: the HTTP proxy's first,
-  // then the SOCKS5 proxy's (tiers/jail_spec.hpp, egress_ports).
+  // then the SOCKS5 proxy's (tiers/jail/jail_spec.hpp, egress_ports).
   void take_egress_listeners(process* p) {
     while (uv_pipe_pending_count(&p->status_pipe) > 0) {
       auto kind = p->listeners_received++ == 0 ? listener_kind::http : listener_kind::socks5;

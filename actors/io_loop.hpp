@@ -46,7 +46,7 @@ struct spawn_command {
   std::vector<std::string> envp;
   bool stdin_pipe = false;  // false: /dev/null
   std::string spec_bytes;   // written to fd 3, then closed (unless keep_spec_open)
-  // A warm jail: fd 3 stays open after spec_bytes for a later launch() (tiers/jail_spec.hpp).
+  // A warm jail: fd 3 stays open after spec_bytes for a later launch() (tiers/jail/jail_spec.hpp).
   bool keep_spec_open = false;
   caf::actor owner;         // io_spawned, io_spawn_failed, io_status, io_exited, io_stdin_closed
   output_route out;

@@ -20,10 +20,10 @@
 #include "actors/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "config/protected_paths.hpp"
-#include "tiers/cgroup_tree.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/instance_claim.hpp"
-#include "tiers/lease_record.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 #ifndef CORRAL_INSTALLED_HELPER
 #define CORRAL_INSTALLED_HELPER "/usr/local/libexec/corral/corral-exec"

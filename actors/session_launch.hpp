@@ -11,7 +11,7 @@
 
 #include "actors/execution.hpp"
 #include "actors/io_loop.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 

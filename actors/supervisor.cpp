@@ -15,8 +15,8 @@
 #include "actors/terminal_session.hpp"
 #include "actors/warm_pool.hpp"
 #include "config/tighten.hpp"
-#include "tiers/instance_claim.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 

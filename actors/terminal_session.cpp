@@ -7,7 +7,7 @@
 
 #include <caf/all.hpp>
 
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"

@@ -15,7 +15,7 @@
 #include "actors/execution.hpp"
 #include "actors/io_loop.hpp"
 #include "actors/lease_messages.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 

@@ -28,7 +28,7 @@
 
 #include "actors/io_events.hpp"
 #include "config/limits.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {

@@ -19,8 +19,8 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_fixture.hpp"
-#include "tiers/cgroup_tree.hpp"
-#include "tiers/container_tier.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
+#include "tiers/external/container_tier.hpp"
 #include "container_fixture.hpp"
 
 using namespace corral;

@@ -15,7 +15,7 @@
 #include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 using namespace corral;
 using namespace corral::testing;

@@ -1,8 +1,8 @@
 #include "tiers/default_tiers.hpp"
 
-#include "tiers/external_tiers.hpp"
+#include "tiers/external/external_tiers.hpp"
 #include "tiers/host_tier.hpp"
-#include "tiers/landlock_tier.hpp"
+#include "tiers/jail/landlock_tier.hpp"
 
 namespace corral {
 

@@ -9,7 +9,7 @@
 
 #include "config/failure.hpp"
 #include "config/profile.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 

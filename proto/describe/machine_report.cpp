@@ -6,7 +6,7 @@
 
 #include "config/toml_profile.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/idmapped_mount.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
 
 namespace corral {
 
@@ -24,7 +24,7 @@ nlohmann::json kernel_features_json(const kernel_features& f) {
   j["cgroup_controllers"] = f.cgroup_controllers;
   if (!f.cgroup_error.empty()) j["cgroup_error"] = f.cgroup_error;
   // Probed once per process on the temp dir's filesystem; the landlock tier probes each
-  // writable root's own (tiers/idmapped_mount.hpp says what happens without them).
+  // writable root's own (tiers/jail/idmapped_mount.hpp says what happens without them).
   static const std::string idmap_problem = idmapped_mount_problem(std::filesystem::temp_directory_path().string());
   j["idmapped_mounts"] = idmap_problem.empty();
   if (!idmap_problem.empty()) j["idmapped_mounts_error"] = idmap_problem;

@@ -17,7 +17,7 @@
 // pid 1, is no stronger than it.
 #pragma once
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

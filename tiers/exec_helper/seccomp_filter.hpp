@@ -14,7 +14,7 @@
 
 #include <seccomp.h>
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -17,7 +17,7 @@
 
 #include <atomic>
 
-#include "tiers/external_tiers.hpp"
+#include "tiers/external/external_tiers.hpp"
 #include "tiers/kernel_features.hpp"
 
 namespace corral {

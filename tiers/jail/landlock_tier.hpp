@@ -44,7 +44,7 @@ private:
   std::vector<root_grant> output_roots_;
   std::vector<path_mask> masks_;
   // Each writable root's host path -> why it cannot be idmapped here (empty: it can),
-  // probed once when the tier is built (tiers/idmapped_mount.hpp).
+  // probed once when the tier is built (tiers/jail/idmapped_mount.hpp).
   std::map<std::string, std::string> idmap_problems_;
   std::string working_dir_;  // empty: kWorkDir
   network_mode network_;

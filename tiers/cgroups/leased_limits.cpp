@@ -1,4 +1,4 @@
-#include "tiers/leased_limits.hpp"
+#include "tiers/cgroups/leased_limits.hpp"
 
 #include <algorithm>
 

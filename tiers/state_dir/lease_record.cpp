@@ -1,4 +1,4 @@
-#include "tiers/lease_record.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "config/write_all.hpp"
-#include "tiers/cgroup_tree.hpp"
-#include "tiers/instance_claim.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
 
 namespace corral {
 

@@ -1,8 +1,8 @@
-#include "tiers/landlock_tier.hpp"
+#include "tiers/jail/landlock_tier.hpp"
 
-#include "tiers/idmapped_mount.hpp"
-#include "tiers/leased_limits.hpp"
-#include "tiers/system_view.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
+#include "tiers/cgroups/leased_limits.hpp"
+#include "tiers/jail/system_view.hpp"
 
 #include <algorithm>
 #include <sys/resource.h>

@@ -1,5 +1,5 @@
-// The tiers that wrap an external runtime: gvisor (runsc, tiers/gvisor_tier.hpp),
-// container (podman/docker CLI, tiers/container_tier.hpp), microvm (a VMM with KVM) and
+// The tiers that wrap an external runtime: gvisor (runsc, tiers/external/gvisor_tier.hpp),
+// container (podman/docker CLI, tiers/external/container_tier.hpp), microvm (a VMM with KVM) and
 // e2b (a remote service). Each has a preflight bounded by a deadline, run once on first
 // use, so a hung runtime binary cannot freeze dispatch.
 //
@@ -15,7 +15,7 @@
 
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
-#include "tiers/preflight.hpp"
+#include "tiers/external/preflight.hpp"
 #include "tiers/tier.hpp"
 #include "tiers/tier_registry.hpp"
 

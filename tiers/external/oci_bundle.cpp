@@ -1,4 +1,4 @@
-#include "tiers/oci_bundle.hpp"
+#include "tiers/external/oci_bundle.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tiers/container_tier.hpp"
+#include "tiers/external/container_tier.hpp"
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tiers/leased_limits.hpp"
+#include "tiers/cgroups/leased_limits.hpp"
 
 namespace corral {
 

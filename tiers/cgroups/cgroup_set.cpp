@@ -1,4 +1,4 @@
-#include "tiers/cgroup_tree.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -16,108 +16,16 @@
 #include <thread>
 #include <unistd.h>
 
+#include "tiers/cgroups/cgroup_files.hpp"
+
 namespace corral {
+
+using namespace cgroupfs;
 
 namespace {
 
-const char* const kDelegateHint =
-    "run as root, or delegate a cgroup v2 subtree with the memory, pids and cpu controllers "
-    "to this user (systemd-run --user --scope -p Delegate=yes corral ...)";
-
 constexpr std::uint64_t kCpuPeriodUs = 100'000;
 constexpr std::uint64_t kCpuMinQuotaUs = 1'000;  // the kernel refuses less
-
-bool exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-std::optional<std::string> read_small(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return out;
-}
-
-// Kernel files take one write(2) each; a short or failed write is the kernel's verdict.
-int write_small(const std::string& path, const std::string& value) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int err = 0;
-  ssize_t n;
-  do n = ::write(fd, value.data(), value.size());
-  while (n < 0 && errno == EINTR);
-  if (n < 0) err = errno;
-  ::close(fd);
-  return err;
-}
-
-failure access_failure(const std::string& what, int err) {
-  std::string msg = what + ": " + errno_text(err);
-  if (err == EACCES || err == EPERM || err == EROFS) msg += "; " + std::string(kDelegateHint);
-  return make_failure(failure_kind::tier_unavailable, msg);
-}
-
-status write_limit(const std::string& path, const std::string& value) {
-  if (int err = write_small(path, value)) return access_failure("write \"" + value + "\" to " + path, err);
-  return ok();
-}
-
-// "key value" lines (cpu.stat, memory.events, pids.events, memory.oom_control).
-std::optional<std::uint64_t> keyed(const std::string& path, const std::string& key) {
-  auto text = read_small(path);
-  if (!text) return std::nullopt;
-  std::istringstream in(*text);
-  for (std::string k, v; in >> k >> v;)
-    if (k == key) return std::strtoull(v.c_str(), nullptr, 10);
-  return std::nullopt;
-}
-
-std::optional<std::uint64_t> number(const std::string& path) {
-  auto text = read_small(path);
-  if (!text || text->empty() || !std::isdigit(static_cast<unsigned char>((*text)[0]))) return std::nullopt;
-  return std::strtoull(text->c_str(), nullptr, 10);
-}
-
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-bool contains(const std::vector<std::string>& v, const std::string& x) {
-  return std::find(v.begin(), v.end(), x) != v.end();
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-std::string unescape(const std::string& s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 3 < s.size()) {
-      auto oct = s.substr(i + 1, 3);
-      if (oct.size() == 3 && std::all_of(oct.begin(), oct.end(), [](char c) { return c >= '0' && c <= '7'; })) {
-        out += static_cast<char>(std::stoi(oct, nullptr, 8));
-        i += 3;
-        continue;
-      }
-    }
-    out += s[i];
-  }
-  return out;
-}
-
-const std::vector<std::string>& our_controllers() {
-  static const std::vector<std::string> v{"memory", "pids", "cpu", "cpuacct", "freezer"};
-  return v;
-}
 
 // v2's freezer: cgroup.freeze and "frozen 1" in cgroup.events; v1's: freezer.state.
 struct freezer_files {
@@ -135,101 +43,6 @@ bool is_frozen(const std::string& dir) {
   return keyed(dir + "/cgroup.events", "frozen").value_or(0) == 1;
 }
 
-} // namespace
-
-std::vector<cgroup_mount> parse_cgroup_mounts(const std::string& mountinfo) {
-  std::vector<cgroup_mount> out;
-  std::istringstream lines(mountinfo);
-  for (std::string line; std::getline(lines, line);) {
-    auto f = words(line);
-    auto sep = std::find(f.begin(), f.end(), "-");
-    if (f.size() < 5 || sep == f.end() || f.end() - sep < 4) continue;
-    const std::string& type = sep[1];
-    if (type != "cgroup" && type != "cgroup2") continue;
-    cgroup_mount m;
-    m.point = unescape(f[4]);
-    m.v2 = type == "cgroup2";
-    if (!m.v2) {
-      std::istringstream opts(sep[3]);
-      for (std::string o; std::getline(opts, o, ',');)
-        if (contains(our_controllers(), o)) m.controllers.push_back(o);
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-std::vector<cgroup_mount> read_cgroup_mounts() {
-  return parse_cgroup_mounts(read_small("/proc/self/mountinfo").value_or(""));
-}
-
-expected<cgroup_layout> find_cgroup_layout(const kernel_features& features) {
-  cgroup_layout l;
-  l.mounts = read_cgroup_mounts();
-  l.version = features.cgroup_version;
-  if (l.version == 2) {
-    l.v2_root = features.cgroup_root;
-    bool under_v2 = std::any_of(l.mounts.begin(), l.mounts.end(), [&](const cgroup_mount& m) {
-      return m.v2 && (l.v2_root == m.point || l.v2_root.rfind(m.point + "/", 0) == 0);
-    });
-    if (!under_v2)
-      return make_failure(failure_kind::tier_unavailable,
-                          "cgroup root " + l.v2_root + " is not on a cgroup2 mount (see /proc/self/mountinfo)");
-    return l;
-  }
-  if (l.version == 1) {
-    for (const auto& m : l.mounts) {
-      if (m.v2 || m.controllers.empty()) continue;
-      bool seen = std::any_of(l.v1.begin(), l.v1.end(), [&](const cgroup_layout::hierarchy& h) {
-        return std::any_of(m.controllers.begin(), m.controllers.end(),
-                           [&](const std::string& c) { return contains(h.controllers, c); });
-      });
-      if (!seen) l.v1.push_back({m.point, m.controllers});  // a bind mount of one we have
-    }
-    if (l.v1.empty())
-      return make_failure(failure_kind::tier_unavailable,
-                          "no cgroup v1 hierarchy with memory, pids, cpu, cpuacct or freezer is mounted");
-    return l;
-  }
-  return make_failure(failure_kind::tier_unavailable,
-                      "no usable cgroups: " + (features.cgroup_error.empty() ? std::string("none detected")
-                                                                             : features.cgroup_error) +
-                          "; " + kDelegateHint);
-}
-
-std::vector<std::string> corral_parents(const cgroup_layout& layout) {
-  std::vector<std::string> out;
-  if (layout.version == 2) out.push_back(layout.v2_root + "/corral");
-  for (const auto& h : layout.v1) out.push_back(h.mount + "/corral");
-  return out;
-}
-
-bool valid_exec_id(const std::string& id) {
-  if (id.empty() || id.size() > 128 || id == "." || id == "..") return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-  });
-}
-
-bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::string& dir,
-                         const std::string& exec_id) {
-  if (!valid_exec_id(exec_id) || dir.empty() || dir[0] != '/') return false;
-  std::vector<std::string> parts;
-  std::istringstream in(dir.substr(1));
-  for (std::string p; std::getline(in, p, '/');) {
-    if (p.empty() || p == "." || p == "..") return false;
-    parts.push_back(p);
-  }
-  if (dir.back() == '/' || parts.size() < 2 || parts.back() != exec_id || parts[parts.size() - 2] != "corral")
-    return false;
-  // cgroupfs holds no symlinks, so a path textually below a cgroup mount stays in it.
-  return std::any_of(mounts.begin(), mounts.end(), [&](const cgroup_mount& m) {
-    std::string prefix = m.point == "/" ? "/" : m.point + "/";
-    return dir.size() > prefix.size() && dir.compare(0, prefix.size(), prefix) == 0;
-  });
-}
-
-namespace {
 
 // `dir` and every cgroup below it, parents first; nothing when it does not exist.
 void add_subtree(const std::string& dir, std::vector<std::string>& out) {
@@ -365,7 +178,7 @@ status cgroup_set::watch_oom(const std::string& dir) {
   // cgroup v1's OOM notification (cgroup.event_control): the eventfd counts each time
   // this cgroup, or a cgroup below it, runs out of memory.
   int efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (efd < 0) return make_failure(failure_kind::internal, std::string("eventfd: ") + errno_text(errno));
+  if (efd < 0) return make_failure(failure_kind::internal, std::string("eventfd: ") + std::strerror(errno));
   std::shared_ptr<const int> owned(new int(efd), [](const int* fd) {
     ::close(*fd);
     delete fd;
@@ -636,7 +449,7 @@ status cgroup_set::remove() {
     int err = errno;
     if (!first)
       first = make_failure(failure_kind::internal,
-                           "rmdir " + *it + ": " + errno_text(err) +
+                           "rmdir " + *it + ": " + std::strerror(err) +
                                (err == EBUSY ? " (processes are still inside)" : ""));
   }
   if (first) return *first;

@@ -1,4 +1,4 @@
-#include "tiers/gvisor_tier.hpp"
+#include "tiers/external/gvisor_tier.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tiers/oci_bundle.hpp"
-#include "tiers/leased_limits.hpp"
-#include "tiers/system_view.hpp"
+#include "tiers/external/oci_bundle.hpp"
+#include "tiers/cgroups/leased_limits.hpp"
+#include "tiers/jail/system_view.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "tiers/microvm_tier.hpp"
+#include "tiers/microvm/microvm_tier.hpp"
 
 #include <climits>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "tiers/microvm/vm_options.hpp"
-#include "tiers/preflight.hpp"
+#include "tiers/external/preflight.hpp"
 
 #ifndef CORRAL_INSTALLED_MICROVM
 #define CORRAL_INSTALLED_MICROVM "/usr/local/libexec/corral/corral-microvm"

@@ -1,5 +1,5 @@
 // The gvisor tier: each execution runs in its own gVisor sandbox (`runsc run` of an OCI
-// bundle this tier writes, tiers/oci_bundle.hpp): a user-space kernel between the program
+// bundle this tier writes, tiers/external/oci_bundle.hpp): a user-space kernel between the program
 // and the host's, no network, a read-only root holding only the system directories and
 // the granted roots, uid 65534 without capabilities, the request's environment only.
 //
@@ -10,7 +10,7 @@
 // remove the bundle and state dir once the tree is gone, on every path.
 #pragma once
 
-#include "tiers/external_tiers.hpp"
+#include "tiers/external/external_tiers.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "tiers/idmapped_mount.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,5 +1,5 @@
-#include "tiers/instance_claim.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 #include <cerrno>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "tiers/status_line.hpp"
+#include "tiers/jail/status_line.hpp"
 
 #include <sstream>
 

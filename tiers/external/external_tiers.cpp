@@ -1,8 +1,8 @@
-#include "tiers/external_tiers.hpp"
+#include "tiers/external/external_tiers.hpp"
 
-#include "tiers/container_tier.hpp"
-#include "tiers/gvisor_tier.hpp"
-#include "tiers/microvm_tier.hpp"
+#include "tiers/external/container_tier.hpp"
+#include "tiers/external/gvisor_tier.hpp"
+#include "tiers/microvm/microvm_tier.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "tiers/system_view.hpp"
+#include "tiers/jail/system_view.hpp"
 
 #include <sys/stat.h>
 

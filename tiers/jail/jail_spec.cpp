@@ -1,4 +1,4 @@
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-#include "tiers/preflight.hpp"
+#include "tiers/external/preflight.hpp"
 
 #include "tiers/tier.hpp"
 

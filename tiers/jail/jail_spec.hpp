@@ -41,7 +41,7 @@ struct mount_entry {
   std::string target;  // path inside the jail
   std::uint64_t size_bytes = 0;
   bool optional = false;  // skip when the source does not exist (e.g. /lib64, a vanished mask)
-  // rw_bind only: an idmapped bind (tiers/idmapped_mount.hpp) on which files owned by
+  // rw_bind only: an idmapped bind (tiers/jail/idmapped_mount.hpp) on which files owned by
   // owner_uid/gid belong to the program, and what it writes belongs to them on the host.
   bool idmapped = false;
   std::uint32_t owner_uid = 0;

@@ -1,6 +1,6 @@
-// The filesystem side of the cgroup lease, no actors: one execution's cgroups
-// (`<parent>/corral/<exec_id>`, one dir on v2, one per controller hierarchy on v1), their
-// limits, the processes inside, their counters and their removal.
+// One execution's cgroups, no actors: `<parent>/corral/<exec_id>` (one dir on v2, one per
+// controller hierarchy on v1), their limits, the processes inside, their counters and
+// their removal. The cgroup lease (actors/cgroup_lease.hpp) is its only owner.
 #pragma once
 
 #include <cstdint>
@@ -10,49 +10,12 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "actors/exec_result.hpp"
 #include "config/failure.hpp"
 #include "config/limits.hpp"
-#include "tiers/kernel_features.hpp"
+#include "tiers/cgroups/cgroup_layout.hpp"
+#include "tiers/cgroups/resource_usage.hpp"
 
 namespace corral {
-
-struct cgroup_mount {
-  std::string point;                     // where it is mounted, unescaped
-  bool v2 = false;                       // cgroup2 (unified) rather than a v1 hierarchy
-  std::vector<std::string> controllers;  // v1: from the super options (cpu, cpuacct, ...)
-};
-
-// Every cgroup and cgroup2 mount of this mount namespace, from /proc/self/mountinfo.
-std::vector<cgroup_mount> read_cgroup_mounts();
-std::vector<cgroup_mount> parse_cgroup_mounts(const std::string& mountinfo);
-
-// Where an execution's cgroups go: the dirs under which `corral/<exec_id>` is created.
-struct cgroup_layout {
-  int version = 0;
-  std::string v2_root;  // v2: the delegated dir (its cgroup.subtree_control is ours to set)
-  struct hierarchy {
-    std::string mount;                     // its real mount point
-    std::vector<std::string> controllers;  // of ours: memory, pids, cpu, cpuacct, freezer
-  };
-  std::vector<hierarchy> v1;  // v1: one per mount point (cpu,cpuacct may share one)
-  std::vector<cgroup_mount> mounts;
-};
-
-// Resolves the layout for the version detection settled on; tier_unavailable when there
-// is nothing usable.
-expected<cgroup_layout> find_cgroup_layout(const kernel_features& features);
-
-// The `<base>/corral` parents of a layout (for sweeping dirs a crash left without records).
-std::vector<std::string> corral_parents(const cgroup_layout& layout);
-
-// An exec id becomes a directory name: letters, digits, '-', '_', '.', not "." or "..".
-bool valid_exec_id(const std::string& id);
-
-// True when `dir` is exactly `<something below a cgroup mount>/corral/<exec_id>` with no
-// "." or ".." parts: the only kind of directory a lease may kill in or remove.
-bool is_lease_cgroup_dir(const std::vector<cgroup_mount>& mounts, const std::string& dir,
-                         const std::string& exec_id);
 
 struct cgroup_counters {
   resource_usage usage;
