@@ -11,13 +11,13 @@
 #include "actors/atoms.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/execution_state.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/output_collector.hpp"
-#include "actors/egress_proxy.hpp"
+#include "actors/egress/egress_proxy.hpp"
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
-#include "actors/warm_pool.hpp"
+#include "actors/warm/warm_pool.hpp"
 #include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {

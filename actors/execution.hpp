@@ -68,7 +68,7 @@ struct execution_env {
   // Spawns the lease the tier needs (process group or cgroup), linked to nothing: the
   // execution monitors it.
   std::function<caf::actor(const execution_plan&)> make_lease;
-  // Armed jails of this tier (actors/warm_pool.hpp); none when null.
+  // Armed jails of this tier (actors/warm/warm_pool.hpp); none when null.
   caf::actor warm_pool;
   std::shared_ptr<const tier> warm_tier;
 };

@@ -14,10 +14,10 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/cgroup_lease.hpp"
+#include "actors/leases/cgroup_lease.hpp"
 #include "actors/execution_messages.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/process_group_lease.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "config/protected_paths.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"

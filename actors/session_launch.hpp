@@ -10,7 +10,7 @@
 #include <caf/actor.hpp>
 
 #include "actors/execution.hpp"
-#include "actors/io_loop.hpp"
+#include "actors/io/io_loop.hpp"
 #include "tiers/jail/jail_spec.hpp"
 
 namespace corral {

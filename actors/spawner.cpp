@@ -1,6 +1,6 @@
 #include "actors/spawner.hpp"
 
-#include "actors/io_loop.hpp"
+#include "actors/io/io_loop.hpp"
 #include "tiers/jail/jail_spec.hpp"
 
 namespace corral {

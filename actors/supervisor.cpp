@@ -13,7 +13,7 @@
 #include "actors/fair_queue.hpp"
 #include "actors/stdio_session.hpp"
 #include "actors/terminal_session.hpp"
-#include "actors/warm_pool.hpp"
+#include "actors/warm/warm_pool.hpp"
 #include "config/tighten.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
 #include "tiers/jail/scratch_dir.hpp"

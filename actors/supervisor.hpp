@@ -38,7 +38,7 @@ struct supervisor_config {
   // it a request is refused (limit_exceeded) rather than queued without bound.
   std::size_t max_queued_per_client = 64;
   std::function<caf::actor(const execution_plan&)> make_lease;
-  // Jails kept armed for the profile's tier when it supports them (actors/warm_pool.hpp).
+  // Jails kept armed for the profile's tier when it supports them (actors/warm/warm_pool.hpp).
   std::size_t warm_jails = 0;
   // Prefixes every execution id; the runtime's claim in the state dir (instance_claim).
   // Empty: a random one (a supervisor without a state dir of its own, as in tests).

@@ -11,7 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/session_egress.hpp"
 #include "actors/session_log.hpp"
 #include "actors/session_state.hpp"

@@ -24,9 +24,9 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/atoms.hpp"
-#include "actors/cgroup_lease.hpp"
-#include "actors/io_events.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/leases/cgroup_lease.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/cgroups/cgroup_detect.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"

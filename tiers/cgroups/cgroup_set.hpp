@@ -1,6 +1,6 @@
 // One execution's cgroups, no actors: `<parent>/corral/<exec_id>` (one dir on v2, one per
 // controller hierarchy on v1), their limits, the processes inside, their counters and
-// their removal. The cgroup lease (actors/cgroup_lease.hpp) is its only owner.
+// their removal. The cgroup lease (actors/leases/cgroup_lease.hpp) is its only owner.
 #pragma once
 
 #include <cstdint>

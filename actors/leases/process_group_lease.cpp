@@ -1,11 +1,11 @@
-#include "actors/process_group_lease.hpp"
+#include "actors/leases/process_group_lease.hpp"
 
 #include <csignal>
 #include <memory>
 
 #include "actors/atoms.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/lease_messages.hpp"
 
 namespace corral {
 

@@ -1,4 +1,4 @@
-#include "actors/http_proxy_head.hpp"
+#include "actors/egress/http_proxy_head.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -12,7 +12,7 @@
 #include <caf/atom.hpp>
 
 #include "actors/exec_result.hpp"
-#include "actors/io_events.hpp"
+#include "actors/io/io_events.hpp"
 #include "config/egress_decision.hpp"
 
 namespace corral {

@@ -1,4 +1,4 @@
-#include "actors/warm_pool.hpp"
+#include "actors/warm/warm_pool.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -13,8 +13,8 @@
 
 #include "actors/atoms.hpp"
 #include "actors/execution.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {

@@ -12,8 +12,8 @@
 
 #include <caf/actor.hpp>
 
-#include "actors/egress_messages.hpp"
-#include "actors/io_events.hpp"
+#include "actors/egress/egress_messages.hpp"
+#include "actors/io/io_events.hpp"
 
 namespace corral {
 
@@ -54,7 +54,7 @@ struct spawn_command {
   bool report_writes = false;  // io_written to the owner after each stdin write
   pty_options pty;
   // Allowlist network mode: the execution's egress_proxy actor, which decides for every
-  // connection on the listeners the jail hands over (actors/egress_relay.hpp).
+  // connection on the listeners the jail hands over (actors/egress/egress_relay.hpp).
   caf::actor egress;
 };
 
@@ -87,7 +87,7 @@ public:
   // Closes what is still open of the process's streams (a bound on waiting for EOF when a
   // descendant that escaped holds a pipe open) and forgets it once reaped.
   void release(process_id id);
-  // The egress_proxy actor's answer to an egress_ask (actors/egress_messages.hpp).
+  // The egress_proxy actor's answer to an egress_ask (actors/egress/egress_messages.hpp).
   void egress_answer(corral::egress_answer answer);
   // Proxied connections the loop holds for `id` (for tests: none may outlive it).
   std::size_t egress_connections(process_id id) const;

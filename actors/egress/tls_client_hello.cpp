@@ -1,4 +1,4 @@
-#include "actors/tls_client_hello.hpp"
+#include "actors/egress/tls_client_hello.hpp"
 
 #include <cctype>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "actors/socks5_handshake.hpp"
+#include "actors/egress/socks5_handshake.hpp"
 
 #include <arpa/inet.h>
 

@@ -1,4 +1,4 @@
-#include "actors/egress_proxy.hpp"
+#include "actors/egress/egress_proxy.hpp"
 
 #include <caf/all.hpp>
 

@@ -26,7 +26,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/stateful_actor.hpp>
 
-#include "actors/io_events.hpp"
+#include "actors/io/io_events.hpp"
 #include "config/limits.hpp"
 #include "tiers/jail/jail_spec.hpp"
 #include "tiers/tier.hpp"

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "actors/egress_connection.hpp"
+#include "actors/egress/egress_connection.hpp"
 
 namespace corral {
 

@@ -1,7 +1,7 @@
 // The egress proxy's socket half, on the I/O loop's thread. It listens on the sockets a
 // jail handed over (tiers/exec_helper/egress_listeners.hpp), reads each connection's
 // request head (HTTP CONNECT, HTTP forward, SOCKS5; bounded), asks the execution's
-// egress_proxy actor what to do (actors/egress_messages.hpp), resolves with
+// egress_proxy actor what to do (actors/egress/egress_messages.hpp), resolves with
 // uv_getaddrinfo when told to, connects to an address the actor checked, peeks at the
 // first bytes of a tunnel to a name (a TLS ClientHello must ask for that name) and relays both
 // ways with backpressure. It decides nothing about policy.
@@ -24,7 +24,7 @@
 #include <caf/actor.hpp>
 #include <uv.h>
 
-#include "actors/egress_messages.hpp"
+#include "actors/egress/egress_messages.hpp"
 
 namespace corral {
 
@@ -58,7 +58,7 @@ public:
   struct connection;
   struct listener;
 
-  // For the byte moving of actors/egress_pipe.cpp.
+  // For the byte moving of actors/egress/egress_pipe.cpp.
   void on_client_bytes(connection* c);
   void on_client_eof(connection* c);  // the program shut its side before the relay began
   void report_closed(connection* c);  // egress_closed to the decider, once per connection

@@ -1,4 +1,4 @@
-#include "actors/cgroup_lease.hpp"
+#include "actors/leases/cgroup_lease.hpp"
 
 #include <csignal>
 #include <optional>
@@ -9,8 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/io_events.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/state_dir/lease_record.hpp"
 

@@ -1,4 +1,4 @@
-#include "actors/egress_relay.hpp"
+#include "actors/egress/egress_relay.hpp"
 
 #include <arpa/inet.h>
 #include <algorithm>
@@ -7,10 +7,10 @@
 
 #include <caf/send.hpp>
 
-#include "actors/egress_connection.hpp"
-#include "actors/http_proxy_head.hpp"
-#include "actors/socks5_handshake.hpp"
-#include "actors/tls_client_hello.hpp"
+#include "actors/egress/egress_connection.hpp"
+#include "actors/egress/http_proxy_head.hpp"
+#include "actors/egress/socks5_handshake.hpp"
+#include "actors/egress/tls_client_hello.hpp"
 #include "config/network_rule.hpp"
 
 namespace corral {

@@ -1,5 +1,5 @@
-// One proxied connection's state, private to the relay (actors/egress_relay.cpp and
-// actors/egress_pipe.cpp). Every handle is embedded here; the struct is freed only once
+// One proxied connection's state, private to the relay (actors/egress/egress_relay.cpp and
+// actors/egress/egress_pipe.cpp). Every handle is embedded here; the struct is freed only once
 // all of them are closed, so libuv callbacks never see freed memory.
 #pragma once
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/egress_relay.hpp"
+#include "actors/egress/egress_relay.hpp"
 
 namespace corral {
 

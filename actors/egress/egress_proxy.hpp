@@ -1,7 +1,7 @@
 // The egress_proxy actor: one per execution in allowlist network mode, its lifetime the
 // execution's (linked). It owns every decision for the execution's proxied connections
 // (config/egress_decision.hpp: deny, then allow, then each resolved address) and the audit
-// of them; the I/O loop's relay (actors/egress_relay.hpp) owns the sockets and asks it.
+// of them; the I/O loop's relay (actors/egress/egress_relay.hpp) owns the sockets and asks it.
 //
 // Messages: egress_ask (from the loop) → io_loop::egress_answer; egress_closed (from the
 // loop) completes an event; (audit_atom) → network_audit, answered once every connection
@@ -19,8 +19,8 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_response_promise.hpp>
 
-#include "actors/egress_messages.hpp"
-#include "actors/io_loop.hpp"
+#include "actors/egress/egress_messages.hpp"
+#include "actors/io/io_loop.hpp"
 
 namespace corral {
 
