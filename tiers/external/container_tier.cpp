@@ -141,7 +141,7 @@ tier_status container_tier::preflight(std::chrono::milliseconds deadline) const 
                        " ms (hung engine, or an image that must be pulled first?)"};
   if (r.exit_code != 0) {
     std::string why = "a trial container " + cmd + " failed (exit " + std::to_string(r.exit_code) +
-                      "): " + first_line(r.output);
+                      "): " + telling_line(r.output);
     if (r.output.find("hybrid mode") != std::string::npos)
       why += "; crun refuses this machine's mixed cgroup v1/v2 layout: set [sandbox.container] runtime = \"runc\"";
     return {false, why};

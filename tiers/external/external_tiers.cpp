@@ -1,5 +1,7 @@
 #include "tiers/external/external_tiers.hpp"
 
+#include <cctype>
+
 #include "tiers/external/container_tier.hpp"
 #include "tiers/external/gvisor_tier.hpp"
 #include "tiers/microvm/microvm_tier.hpp"
@@ -18,6 +20,35 @@ std::string first_line(const std::string& text) {
   return line.size() > 200 ? line.substr(0, 200) + "…" : line;
 }
 
+std::string telling_line(const std::string& output) {
+  // Engines put warnings before the error (podman: `time=... level=warning msg=...` about
+  // its cgroup manager, then `Error: ...`): the first line that says error wins, else the
+  // first that is not a warning, else the first.
+  auto lower = [](std::string l) {
+    for (auto& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return l;
+  };
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at <= output.size()) {
+    auto end = output.find('\n', at);
+    auto line = output.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (!line.empty() && line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  if (lines.empty()) return "";
+  for (auto& l : lines) {
+    auto low = lower(l);
+    if (low.find("error") != std::string::npos || low.find("fatal") != std::string::npos) return first_line(l);
+  }
+  for (auto& l : lines) {
+    auto low = lower(l);
+    if (low.find("warn") == std::string::npos) return first_line(l);
+  }
+  return first_line(lines.front());
+}
+
 std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
                           std::chrono::milliseconds deadline) {
   auto r = run_probe(argv, deadline);
@@ -27,7 +58,7 @@ std::string probe_failure(const std::string& what, const std::vector<std::string
   if (r.timed_out)
     return "`" + cmd + "` did not answer within " + std::to_string(deadline.count()) + " ms (hung runtime?)";
   if (r.exit_code != 0)
-    return "`" + cmd + "` failed (exit " + std::to_string(r.exit_code) + "): " + first_line(r.output);
+    return "`" + cmd + "` failed (exit " + std::to_string(r.exit_code) + "): " + telling_line(r.output);
   return "";
 }
 

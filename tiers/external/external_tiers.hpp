@@ -48,7 +48,10 @@ private:
 // deadline, else a sentence naming the command and what it printed.
 std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
                           std::chrono::milliseconds deadline);
-std::string first_line(const std::string& text);
+std::string first_line(const std::string& text);  // at most 200 bytes
+// What to show of a failed engine's output: the first line that says error, else the first
+// that is not a warning, else the first (each at most 200 bytes).
+std::string telling_line(const std::string& output);
 
 // The last component of a path: the scratch dir's unique name also names the execution's
 // sandbox or container.

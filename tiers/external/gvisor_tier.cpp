@@ -68,7 +68,7 @@ tier_status gvisor_tier::preflight(std::chrono::milliseconds deadline) const {
                        " ms (hung runtime?)"};
   if (r.exit_code != 0 || r.output.find(kProbeToken) == std::string::npos)
     return {false, "a trial sandbox (`" + cmd + "`) failed (exit " + std::to_string(r.exit_code) +
-                       "): " + first_line(r.output) + "; see `runsc --debug-log` for why this kernel refuses it"};
+                       "): " + telling_line(r.output) + "; see `runsc --debug-log` for why this kernel refuses it"};
   return {true, ""};
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "tiers/microvm/vm_options.hpp"
+#include "tiers/external/external_tiers.hpp"
 #include "tiers/external/preflight.hpp"
 
 #ifndef CORRAL_INSTALLED_MICROVM
@@ -26,11 +27,6 @@ constexpr std::chrono::milliseconds kLauncherSlack{2000};
 bool readable_file(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), R_OK) == 0;
-}
-
-std::string first_line(const std::string& text) {
-  auto line = text.substr(0, text.find('\n'));
-  return line.size() > 200 ? line.substr(0, 200) + "…" : line;
 }
 
 } // namespace
@@ -75,7 +71,7 @@ tier_status microvm_tier::preflight() const {
                        " ms (hung VMM?)"};
   if (probe.exit_code != 0)
     return {false, "`" + bin + " -machine help` failed (exit " + std::to_string(probe.exit_code) +
-                       "): " + first_line(probe.output)};
+                       "): " + telling_line(probe.output)};
   if (probe.output.find("microvm") == std::string::npos)
     return {false, bin + " has no microvm machine type; install Debian's qemu-system-x86 (7.2 or later)"};
   if (settings_.kernel.empty() || settings_.rootfs.empty())
@@ -114,7 +110,7 @@ tier_status microvm_tier::preflight() const {
                        std::string(trial.timed_out || trial.exit_code == 124
                                        ? "did not finish within " + std::to_string(boot_deadline.count()) + " ms"
                                        : "failed (exit " + std::to_string(trial.exit_code) + ")") +
-                       (trial.output.empty() ? "" : ": " + first_line(trial.output)) +
+                       (trial.output.empty() ? "" : ": " + telling_line(trial.output)) +
                        "; this machine's KVM cannot run the guest usably (check `dmesg` for KVM errors, "
                        "or rebuild the image with scripts/build-microvm-image)"};
   vmm_path_ = bin;
