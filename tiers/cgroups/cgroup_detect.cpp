@@ -26,11 +26,15 @@ void detect_cgroups(kernel_features& f) {
   }
   // v1 (or hybrid, whose cgroup2 mount carries no controllers): a writable hierarchy per
   // controller.
-  std::string root;
+  std::string root, read_only;
   for (const char* c : {"memory", "pids", "cpu"}) {
     for (const auto& m : mounts) {
       if (m.v2 || !contains(m.controllers, c)) continue;
-      if (::access((m.point + "/cgroup.procs").c_str(), W_OK) != 0) continue;
+      if (::access((m.point + "/cgroup.procs").c_str(), W_OK) != 0) {
+        if (read_only.find(m.point) == std::string::npos)
+          read_only += (read_only.empty() ? "" : ", ") + m.point;
+        continue;
+      }
       f.cgroup_controllers.push_back(c);
       if (root.empty()) root = m.point.substr(0, m.point.rfind('/'));
       break;
@@ -41,7 +45,13 @@ void detect_cgroups(kernel_features& f) {
     f.cgroup_root = root.empty() ? "/" : root;
     return;
   }
-  f.cgroup_error = "no writable cgroup v2 with memory/pids/cpu delegated, and no v1 hierarchies";
+  // Say which of the two it is: hierarchies that exist but are not this user's to write
+  // (the usual case for a non-root user on v1), or none at all.
+  if (!read_only.empty())
+    f.cgroup_error = "the cgroup v1 hierarchies (" + read_only + ") are mounted but not writable by uid " +
+                     std::to_string(::geteuid()) + ", and cgroup v1 cannot be delegated to a user";
+  else
+    f.cgroup_error = "no cgroup v2 mount offers memory, pids and cpu, and no cgroup v1 hierarchy has them";
 }
 
 } // namespace corral

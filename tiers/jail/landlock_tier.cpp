@@ -52,8 +52,10 @@ tier_status landlock_tier::available() const {
   if (!features_.seccomp) return {false, "seccomp filters are unavailable (CONFIG_SECCOMP_FILTER)"};
   if (features_.cgroup_version == 0)
     return {false, "no usable cgroup for per-execution limits and kill-all (" + features_.cgroup_error +
-                       "); run corral as root or delegate a cgroup v2 subtree with the memory, pids "
-                       "and cpu controllers to its user"};
+                       "). Two ways out: a daemon run by root that admits this user (`sudo corral serve "
+                       "--allow-uid " + std::to_string(::geteuid()) + "`, then `corral run --connect ...`), "
+                       "or, on cgroup v2, a subtree with the memory, pids and cpu controllers delegated to "
+                       "this user (`systemd-run --user --scope -p Delegate=yes corral ...`)"};
   return {true, ""};
 }
 
