@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "config/toml_profile.hpp"
+#include "tiers/profile_fit.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/jail/idmapped_mount.hpp"
 
@@ -43,7 +44,7 @@ nlohmann::json tier_capabilities_json(const tier_capabilities& c) {
 }
 
 nlohmann::json machine_report(const kernel_features& f, const tier_registry& tiers,
-                              const selection_policy& policy) {
+                              const selection_policy& policy, const profile* prof) {
   nlohmann::json j;
   j["kernel"] = kernel_features_json(f);
   j["production_mode"] = policy.production;
@@ -59,6 +60,8 @@ nlohmann::json machine_report(const kernel_features& f, const tier_registry& tie
       e["selectable"] = static_cast<bool>(allowed);
       if (!allowed) e["refused"] = allowed.error().message;
     }
+    if (prof && !e.contains("refused"))
+      if (auto refusal = profile_refusal(*t, *prof)) e["refused"] = refusal->message;
     list.push_back(std::move(e));
   }
   return j;
@@ -120,7 +123,7 @@ expected<nlohmann::json> machine_report_for_cli(const std::string& config_path) 
   if (!prof) return prof.error();
   auto features = detect_kernel_features();
   auto tiers = build_default_tiers(*prof, features);
-  return machine_report(features, *tiers, selection_policy_from_env(false));
+  return machine_report(features, *tiers, selection_policy_from_env(false), &*prof);
 }
 
 } // namespace corral
