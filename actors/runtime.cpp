@@ -136,7 +136,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   // The state dir holds lease records and scratch dirs: a root holding it has it hidden.
   if (auto s = mask_protected(options.prof, {p->state_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
-  p->registry = build_default_tiers(*p->prof, p->features);
+  p->registry = build_default_tiers(*p->prof, p->features, p->state_dir + "/preflight");
 
   p->io = std::make_unique<io_loop>();
   p->cfg = std::make_unique<caf::actor_system_config>(make_config());

@@ -103,13 +103,10 @@ std::vector<std::string> container_tier::boundary_flags() const {
 }
 
 tier_status container_tier::preflight(std::chrono::milliseconds deadline) const {
-  auto until = clock_type::now() + deadline;
   auto bin = find_on_path(settings_.engine);
   if (bin.empty())
     return {false, "the container engine CLI '" + settings_.engine + "' was not found; install podman or "
                    "docker, or set [sandbox.container] engine"};
-  // `info` talks to the engine: a CLI without a running engine fails here, not mid-run.
-  if (auto why = probe_failure(settings_.engine, {bin, "info"}, deadline); !why.empty()) return {false, why};
   if (settings_.image.empty()) return {false, "no image configured: set [sandbox.container] image"};
   if (::geteuid() != 0)
     return {false, "the container tier needs corral to run as root (the container is placed in the "
@@ -117,7 +114,17 @@ tier_status container_tier::preflight(std::chrono::milliseconds deadline) const 
   if (features_.cgroup_version == 0)
     return {false, "no usable cgroup to hold the container's limits and kill-all (" + features_.cgroup_error +
                        "); run corral as root on a machine with the memory, pids and cpu controllers"};
+  // The probes that talk to the engine run once per verdict's lifetime
+  // (tiers/external/preflight_verdicts.hpp), keyed by everything the trial container used.
+  std::string settings = "image=" + settings_.image + " runtime=" + settings_.runtime;
+  for (auto& f : boundary_flags()) settings += " " + f;
+  return trial_once(preflight_verdicts::key(name(), bin, settings), [&] { return trial(bin, deadline); });
+}
 
+tier_status container_tier::trial(const std::string& bin, std::chrono::milliseconds deadline) const {
+  auto until = clock_type::now() + deadline;
+  // `info` talks to the engine: a CLI without a running engine fails here, not mid-run.
+  if (auto why = probe_failure(settings_.engine, {bin, "info"}, deadline); !why.empty()) return {false, why};
   // An engine that answers may still be unable to start a container with this tier's
   // flags (rlimits it may not set, a cgroup layout its runtime refuses): try one.
   static std::atomic<unsigned> trials{0};

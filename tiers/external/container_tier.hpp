@@ -43,6 +43,8 @@ protected:
   tier_status preflight(std::chrono::milliseconds deadline) const override;
 
 private:
+  // What only the engine shows: `info`, then a trial container with the tier's flags.
+  tier_status trial(const std::string& bin, std::chrono::milliseconds deadline) const;
   // Flags every container gets, the trial one included: what the tier promises.
   std::vector<std::string> boundary_flags() const;
   bool is_docker() const;

@@ -98,6 +98,13 @@ tier_status external_tier::available() const {
   return status_;
 }
 
+tier_status external_tier::trial_once(const std::string& key, const std::function<tier_status()>& trial) const {
+  if (verdicts_ && verdicts_->fresh_success(key)) return {true, ""};
+  auto verdict = trial();
+  if (verdict.available && verdicts_) verdicts_->record_success(key);
+  return verdict;
+}
+
 failure external_tier::unavailable_error() const {
   return make_failure(failure_kind::tier_unavailable, "the " + name_ + " tier is unavailable: " + available().reason);
 }
@@ -119,9 +126,13 @@ std::unique_ptr<external_tier> make_container_tier(const container_settings& s, 
 }
 
 void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
-                        std::chrono::milliseconds deadline) {
-  registry.add(std::make_shared<gvisor_tier>(prof, features, deadline));
-  registry.add(std::make_shared<container_tier>(prof, features, deadline));
+                        std::chrono::milliseconds deadline, std::shared_ptr<const preflight_verdicts> verdicts) {
+  auto gvisor = std::make_shared<gvisor_tier>(prof, features, deadline);
+  auto container = std::make_shared<container_tier>(prof, features, deadline);
+  gvisor->keep_verdicts(verdicts);
+  container->keep_verdicts(verdicts);
+  registry.add(gvisor);
+  registry.add(container);
   std::vector<root_grant> roots = prof.source_roots;
   roots.insert(roots.end(), prof.output_roots.begin(), prof.output_roots.end());
   registry.add(std::make_shared<microvm_tier>(prof.microvm, prof.microvm.launcher, deadline, std::move(roots)));

@@ -16,6 +16,7 @@
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
 #include "tiers/external/preflight.hpp"
+#include "tiers/external/preflight_verdicts.hpp"
 #include "tiers/tier.hpp"
 #include "tiers/tier_registry.hpp"
 
@@ -30,14 +31,20 @@ public:
   tier_capabilities capabilities() const override { return {}; }  // nothing until it launches
   // Unavailable: the error saying why. Tiers that launch override this.
   expected<launch_plan> plan(const launch_request&, const lease_grant&) const override;
+  // Where a successful trial is kept between runs (tiers/external/preflight_verdicts.hpp);
+  // without it every preflight runs its trial. Set before the first available().
+  void keep_verdicts(std::shared_ptr<const preflight_verdicts> verdicts) { verdicts_ = std::move(verdicts); }
 
 protected:
   // What the machine offers for this tier: found and working, or why not. Bounded by
   // `deadline`.
   virtual tier_status preflight(std::chrono::milliseconds deadline) const = 0;
   failure unavailable_error() const;
+  // Runs `trial` unless a fresh success is kept under `key`; keeps a new success.
+  tier_status trial_once(const std::string& key, const std::function<tier_status()>& trial) const;
 
 private:
+  std::shared_ptr<const preflight_verdicts> verdicts_;
   std::string name_;
   std::chrono::milliseconds deadline_;
   mutable std::once_flag once_;
@@ -63,7 +70,8 @@ status make_private_dir(const std::string& dir, const std::function<status()>& f
 
 // gvisor, container, microvm and e2b, configured from the profile's tables.
 void add_external_tiers(tier_registry& registry, const profile& prof, const kernel_features& features,
-                        std::chrono::milliseconds deadline);
+                        std::chrono::milliseconds deadline,
+                        std::shared_ptr<const preflight_verdicts> verdicts = nullptr);
 
 // For tests and doctor: a tier from its table alone (the rest of the profile default).
 std::unique_ptr<external_tier> make_gvisor_tier(const gvisor_settings& s, std::chrono::milliseconds deadline);

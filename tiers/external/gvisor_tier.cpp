@@ -36,19 +36,25 @@ gvisor_tier::gvisor_tier(const profile& prof, const kernel_features& features, s
 std::string gvisor_tier::private_dir(const std::string& scratch_dir) { return scratch_dir + ".gvisor"; }
 
 tier_status gvisor_tier::preflight(std::chrono::milliseconds deadline) const {
-  auto until = clock_type::now() + deadline;
   auto bin = find_on_path(settings_.runsc);
   if (bin.empty())
     return {false, "runsc ('" + settings_.runsc + "') was not found; install gVisor (Debian package runsc) "
                    "or set [sandbox.gvisor] runsc"};
-  if (auto why = probe_failure("runsc", {bin, "--version"}, deadline); !why.empty()) return {false, why};
   if (::geteuid() != 0)
     return {false, "the gvisor tier needs corral to run as root (runsc run builds the sandbox's namespaces "
                    "and corral places it in the execution's cgroups); run corral as root or choose landlock"};
   if (features_.cgroup_version == 0)
     return {false, "no usable cgroup to hold the sandbox's limits and kill-all (" + features_.cgroup_error +
                        "); run corral as root on a machine with the memory, pids and cpu controllers"};
+  // The probes that start runsc (a version, then a trial sandbox) run once per verdict's
+  // lifetime (tiers/external/preflight_verdicts.hpp).
+  return trial_once(preflight_verdicts::key(name(), bin, "platform=" + settings_.platform),
+                    [&] { return trial(bin, deadline); });
+}
 
+tier_status gvisor_tier::trial(const std::string& bin, std::chrono::milliseconds deadline) const {
+  auto until = clock_type::now() + deadline;
+  if (auto why = probe_failure("runsc", {bin, "--version"}, deadline); !why.empty()) return {false, why};
   // A version answers without a sandbox; only starting one shows that this kernel and
   // platform let runsc run (ptrace allowed, no seccomp of the host's in the way).
   std::string tmpl = (std::filesystem::temp_directory_path() / "corral-runsc-probe-XXXXXX").string();

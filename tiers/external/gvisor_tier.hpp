@@ -35,6 +35,8 @@ protected:
   tier_status preflight(std::chrono::milliseconds deadline) const override;
 
 private:
+  // What only starting runsc shows: its version, then a trial sandbox.
+  tier_status trial(const std::string& bin, std::chrono::milliseconds deadline) const;
 
   gvisor_settings settings_;
   std::vector<root_grant> source_roots_;
