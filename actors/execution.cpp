@@ -299,7 +299,7 @@ void lease_ready(self_ptr self, const lease_acquired& acquired) {
 
 void acquire_lease(self_ptr self) {
   auto& st = self->state;
-  st.lease = st.env.make_lease(st.plan);
+  st.lease = st.env.make_lease(lease_request_for(st.plan));
   self->monitor(st.lease);
   self->request(st.lease, kLeaseBound, acquire_atom::value)
       .then([=](lease_acquired& acquired) { lease_ready(self, acquired); },

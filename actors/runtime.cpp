@@ -160,16 +160,16 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   auto state_dir = p->state_dir;
   auto features = p->features;
   auto leases_dir = p->state_dir + "/leases";
-  sc.make_lease = [sys, io, features, leases_dir](const execution_plan& plan) -> caf::actor {
-    if (!plan.boundary->needs_cgroup_lease())
-      return sys->spawn(process_group_lease, io, plan.effective.kill_grace);
+  sc.make_lease = [sys, io, features, leases_dir](const lease_request& r) -> caf::actor {
+    if (!r.boundary->needs_cgroup_lease())
+      return sys->spawn(process_group_lease, io, r.effective.kill_grace);
     cgroup_lease_config lc;
-    lc.exec_id = plan.id;
+    lc.exec_id = r.exec_id;
     lc.leases_dir = leases_dir;
-    lc.lim = plan.effective;
-    lc.kill_grace = plan.effective.kill_grace;
+    lc.lim = r.effective;
+    lc.kill_grace = r.effective.kill_grace;
     lc.features = features;
-    lc.nested = plan.boundary->nests_cgroups();
+    lc.nested = r.boundary->nests_cgroups();
     return spawn_cgroup_lease(*sys, lc);
   };
   p->sup = spawn_supervisor(*p->sys, std::move(sc));

@@ -9,6 +9,7 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/leases/lease_request.hpp"
 #include "actors/execution.hpp"
 #include "actors/io/io_loop.hpp"
 #include "tiers/jail/jail_spec.hpp"
@@ -18,7 +19,7 @@ namespace corral {
 struct session_env {
   io_loop* io = nullptr;
   std::string helper_path;
-  std::function<caf::actor(const execution_plan&)> make_lease;
+  lease_factory make_lease;
 };
 
 struct session_launch {

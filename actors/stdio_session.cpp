@@ -317,7 +317,7 @@ caf::behavior stdio_session(self_ptr self, stdio_session_plan plan, session_env 
     }
   });
 
-  st.lease = st.env.make_lease(st.plan.exec);
+  st.lease = st.env.make_lease(lease_request_for(st.plan.exec));
   self->monitor(st.lease);
   self->delayed_send(self, o.startup_timeout, startup_atom::value);
   if (o.lifetime > kNoDeadline) self->delayed_send(self, o.lifetime, lifetime_atom::value);

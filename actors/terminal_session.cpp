@@ -174,7 +174,7 @@ caf::behavior terminal_session(self_ptr self, terminal_session_plan plan, sessio
     // A client that goes away only detaches: the terminal outlives it.
     if (s.client && down.source == s.client.address()) s.client = caf::actor{};
   });
-  st.lease = st.env.make_lease(st.plan.exec);
+  st.lease = st.env.make_lease(lease_request_for(st.plan.exec));
   self->monitor(st.lease);
   self->delayed_send(self, st.plan.options.startup_timeout, startup_atom::value);
   if (st.plan.options.lifetime > kNoDeadline) self->delayed_send(self, st.plan.options.lifetime, lifetime_atom::value);

@@ -12,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/execution.hpp"
 #include "actors/io/io_loop.hpp"
 #include "actors/leases/lease_messages.hpp"
 #include "tiers/jail/scratch_dir.hpp"
@@ -166,11 +165,7 @@ void arm_one(self_ptr self) {
   if (!made) return arming_failed(self, made.error().message);
   std::string scratch_dir = *made;
 
-  execution_plan lease_plan;  // what make_lease reads: the id, the tier, the limits
-  lease_plan.id = id;
-  lease_plan.boundary = st.config.boundary;
-  lease_plan.effective = st.config.defaults;
-  auto lease = st.config.make_lease(lease_plan);
+  auto lease = st.config.make_lease(lease_request{id, st.config.boundary, st.config.defaults});
   self->monitor(lease);
   ++st.leasing;
   ++st.next;

@@ -27,6 +27,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/io/io_events.hpp"
+#include "actors/leases/lease_request.hpp"
 #include "config/limits.hpp"
 #include "tiers/jail/jail_spec.hpp"
 #include "tiers/tier.hpp"
@@ -34,7 +35,6 @@
 namespace corral {
 
 class io_loop;
-struct execution_plan;
 
 struct warm_jail {
   bool ok = false;
@@ -55,7 +55,7 @@ struct warm_pool_config {
   std::string caller_path;
   std::string instance;  // names the jails' leases: <instance>-w<n>
   std::size_t size = 1;
-  std::function<caf::actor(const execution_plan&)> make_lease;
+  lease_factory make_lease;
   caf::actor owner;  // the supervisor: the pool ends with it
 };
 
