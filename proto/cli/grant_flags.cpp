@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 
 namespace corral::cli {
 

@@ -15,7 +15,7 @@
 #include "actors/atoms.hpp"
 #include "actors/message_framing.hpp"
 #include "actors/runtime.hpp"
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/cli/allow_net.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/daemon/daemon.hpp"
 

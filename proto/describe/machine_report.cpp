@@ -4,7 +4,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/jail/idmapped_mount.hpp"
 
