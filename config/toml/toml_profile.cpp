@@ -58,6 +58,11 @@ expected<profile> load_text(std::string_view text, const std::string& source, co
   return p;
 }
 
+std::string working_directory() {
+  char cwd[4096];
+  return ::getcwd(cwd, sizeof cwd) ? cwd : ".";
+}
+
 } // namespace
 
 expected<profile> load_profile_from_string(std::string_view text, std::string_view source_name,
@@ -110,6 +115,18 @@ expected<profile> load_profile(const std::string& config_path, const std::string
   auto canonical = fs::canonical(path, ec);
   if (ec) return fail(ec.message());
   return load_text(text, path, canonical.parent_path().string(), canonical.string(), project_dir);
+}
+
+expected<profile> load_profile_here(const std::string& config_path) {
+  return load_profile(config_path, working_directory());
+}
+
+expected<profile> load_profile_here(const std::string& config_path, const boundary_grants& grants) {
+  auto here = working_directory();
+  auto prof = load_profile(config_path, here);
+  if (!prof) return prof;
+  if (auto s = apply_grants(*prof, grants, here); !s) return s.error();
+  return prof;
 }
 
 } // namespace corral
