@@ -14,7 +14,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "tests/runtime_fixture.hpp"
 #include "tiers/default_tiers.hpp"
 

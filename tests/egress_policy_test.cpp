@@ -9,7 +9,7 @@
 #include "config/address_class.hpp"
 #include "config/egress_decision.hpp"
 #include "config/tighten_network.hpp"
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/describe/machine_report.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
 #include "tiers/default_tiers.hpp"

@@ -17,7 +17,7 @@
 
 #include "config/boundary_grants.hpp"
 #include "config/root_layout.hpp"
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "landlock_fixture.hpp"
 #include "proto/describe/descriptor.hpp"
 #include "runtime_fixture.hpp"

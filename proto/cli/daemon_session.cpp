@@ -1,6 +1,9 @@
 #include "proto/cli/daemon_session.hpp"
 
+#include <cerrno>
+#include <cstring>
 #include <iostream>
+#include <vector>
 
 namespace corral::cli {
 
@@ -26,6 +29,32 @@ std::optional<daemon_session> open_daemon_session(const std::string& socket_path
   }
   auto id = opened->value("session", "");
   return daemon_session{std::move(*client), std::move(id)};
+}
+
+expected<bool> daemon_session::wait(std::span<pollfd> local, const daemon_client::notification_fn& on_message) {
+  for (;;) {
+    if (client.has_buffered_message()) break;
+    std::vector<pollfd> fds{{client.fd(), POLLIN, 0}};
+    fds.insert(fds.end(), local.begin(), local.end());
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      return make_failure(failure_kind::internal, std::string("poll: ") + std::strerror(errno));
+    }
+    for (std::size_t i = 0; i < local.size(); ++i) local[i].revents = fds[i + 1].revents;
+    if (fds[0].revents) break;
+    return false;
+  }
+  auto m = client.next_message();
+  if (!m) return m.error();
+  on_message(*m);
+  return true;
+}
+
+const nlohmann::json* session_notification(const nlohmann::json& m, const std::string& id, std::string& method) {
+  auto p = m.find("params");
+  if (p == m.end() || !p->is_object() || p->value("session", "") != id) return nullptr;
+  method = m.value("method", "");
+  return &*p;
 }
 
 std::optional<int> ended_exit_status(const nlohmann::json& params) {

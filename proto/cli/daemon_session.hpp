@@ -1,8 +1,11 @@
 // What the --connect commands share: refusing the options only an in-process runtime reads,
-// opening a session on the daemon, and reading the exit status out of session.ended.
+// opening a session on the daemon, waiting on it and the local input together, picking its
+// notifications out, and reading the exit status out of session.ended.
 #pragma once
 
 #include <optional>
+#include <poll.h>
+#include <span>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -19,7 +22,17 @@ status connect_excludes_local_options(const std::string& config_path, bool allow
 struct daemon_session {
   daemon_client client;
   std::string id;
+
+  // Waits for the daemon's next message or for one of `local` to be ready (revents set),
+  // retrying EINTR; a message already buffered is taken without waiting. True: a message
+  // went to `on_message`; false: a local fd is ready. A failure: the daemon is lost (or
+  // poll failed).
+  expected<bool> wait(std::span<pollfd> local, const daemon_client::notification_fn& on_message);
 };
+
+// The params of `m` when it is a notification about session `id` (its method in `method`),
+// else null: replies, and other sessions' notifications.
+const nlohmann::json* session_notification(const nlohmann::json& m, const std::string& id, std::string& method);
 
 // Connects and calls session.open; on failure prints why on stderr and returns nullopt (the
 // caller then exits with kExitRefused). Notifications before the reply go to `on_note`.

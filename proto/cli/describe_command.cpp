@@ -3,7 +3,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/describe/descriptor.hpp"
@@ -33,7 +33,7 @@ int describe_command(const std::vector<std::string>& args) {
       return kExitRefused;
     }
   }
-  auto prof = load_granted_profile(config_path, grants);
+  auto prof = load_profile_here(config_path, grants);
   if (!prof) {
     std::cerr << "corral describe: " << prof.error().describe() << "\n";
     return kExitRefused;

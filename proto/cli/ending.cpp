@@ -43,6 +43,13 @@ int result_status(const exec_result& r) {
   return r.exit_code.value_or(kExitRefused);
 }
 
+int session_status(const session_ended& e) {
+  if (e.reason == session_end_reason::failed) return kExitRefused;
+  if (e.reason == session_end_reason::lifetime) return kExitTimeout;
+  if (e.term_signal) return 128 + *e.term_signal;
+  return e.exit_code.value_or(0);
+}
+
 std::string ending_line(const exec_result& r, const limits* effective) {
   auto of = [](const std::string& what) { return what.empty() ? std::string() : " of " + what; };
   auto killed = [&] { return r.term_signal ? " (" + signal_name(*r.term_signal) + ")" : std::string(); };

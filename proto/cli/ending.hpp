@@ -43,6 +43,10 @@ bool mentions_full_filesystem(std::string_view stderr_piece);
 // when nothing was dropped. Text mode only: --json carries the flags and counts.
 std::string truncation_lines(const exec_result& r, std::uint64_t cap);
 
+// A session's status once it ended: 124 at its lifetime, 128+N for signal N, else its exit
+// code; 125 when it failed (its detail is said by the caller).
+int session_status(const session_ended& e);
+
 // The line for a session (`what`: "server", "terminal") that a deadline or a signal ended;
 // empty when it exited by itself, was closed or cancelled, or failed (said elsewhere).
 std::string session_ending_line(const session_ended& e, const char* what, std::chrono::milliseconds lifetime,

@@ -1,9 +1,6 @@
 #include "proto/cli/grant_flags.hpp"
 
 #include <cstdlib>
-#include <unistd.h>
-
-#include "config/toml_profile.hpp"
 
 namespace corral::cli {
 
@@ -63,15 +60,6 @@ status connect_excludes_grants(const boundary_grants& g) {
   if (!g.shapes_boundary()) return ok();
   return bad("--ro, --rw, --here, --net and --cwd have no effect with --connect: the daemon's own profile "
              "applies (give its roots to `corral serve` through its corral.toml instead)");
-}
-
-expected<profile> load_granted_profile(const std::string& config_path, const boundary_grants& g) {
-  char cwd[4096];
-  std::string here = ::getcwd(cwd, sizeof cwd) ? cwd : ".";
-  auto prof = load_profile(config_path, here);
-  if (!prof) return prof;
-  if (auto s = apply_grants(*prof, g, here); !s) return s.error();
-  return prof;
 }
 
 } // namespace corral::cli

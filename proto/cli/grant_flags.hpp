@@ -19,9 +19,6 @@ expected<bool> take_grant_flag(const std::vector<std::string>& args, std::size_t
 // (as --config is), while --env travels in the request.
 status connect_excludes_grants(const boundary_grants& g);
 
-// The profile for an in-process runtime: `config_path` (or ./corral.toml) with `g` added.
-expected<profile> load_granted_profile(const std::string& config_path, const boundary_grants& g);
-
 // The usage lines of the grant flags, for each command's --help.
 extern const char* const kGrantUsage;
 extern const char* const kGrantsHeading;

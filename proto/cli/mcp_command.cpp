@@ -15,17 +15,15 @@
 #include "actors/atoms.hpp"
 #include "actors/message_framing.hpp"
 #include "actors/runtime.hpp"
-#include "config/toml_profile.hpp"
-#include "proto/cli/allow_net.hpp"
+#include "config/write_all.hpp"
+#include "proto/cli/command_flags.hpp"
 #include "proto/cli/commands.hpp"
-#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
-#include "proto/cli/network_notice.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
-#include "proto/cli/limit_flags.hpp"
-#include "config/write_all.hpp"
+#include "proto/cli/local_runtime.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
+#include "proto/cli/network_notice.hpp"
 
 namespace corral::cli {
 
@@ -60,13 +58,7 @@ std::string mcp_usage() { return std::string(kMcpUsageHead) + kLimitFlagsUsage +
 
 struct mcp_options {
   session_request request;
-  boundary_grants grants;
-  std::string config_path;
-  std::string connect_socket;
-  limit_flags limits;
-  std::vector<std::string> allow_net;
-  bool allow_host = false;
-  bool verbose = false;
+  command_flags flags;
 };
 
 expected<mcp_options> parse(const std::vector<std::string>& args) {
@@ -75,56 +67,34 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
   o.request.forward_stderr = true;  // a server's logs belong on the proxy's stderr
   // MCP servers are long-lived by design: only the client ends them.
   o.request.startup_timeout = std::chrono::seconds(60);
-  std::size_t i = 0;
-  auto value = [&](const std::string& flag) -> expected<std::string> {
-    if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, flag + " needs a value");
-    return args[++i];
-  };
-  for (; i < args.size(); ++i) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     if (a == "--") {
       o.request.argv.assign(args.begin() + static_cast<long>(i) + 1, args.end());
       break;
     }
-    if (auto limit = parse_limit_flag(args, i, o.limits); !limit) return limit.error();
-    else if (*limit) continue;
-    if (a == "--allow-host") o.allow_host = true;
-    else if (a == "-v") o.verbose = true;
-    else if (a == "--tier" || a == "--config" || a == "--max-message" || a == "--idle" || a == "--connect") {
-      auto v = value(a);
-      if (!v) return v.error();
-      try {
-        if (a == "--tier") o.request.tier = *v;
-        else if (a == "--config") o.config_path = *v;
-        else if (a == "--connect") o.connect_socket = *v;
-        else if (a == "--max-message") o.request.max_message_bytes = std::stoull(*v);
-        else o.request.idle_timeout = std::chrono::milliseconds(static_cast<long>(std::stod(*v) * 1000));
-      } catch (const std::exception&) {
-        return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + *v + "'");
-      }
-    } else if (a == "--allow-net") {
-      auto v = value(a);
-      if (!v) return v.error();
-      auto entries = parse_allow_net(*v);
-      if (!entries) return entries.error();
-      o.allow_net.insert(o.allow_net.end(), entries->begin(), entries->end());
-    } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
-      return grant.error();
-    } else if (!*grant) {
+    if (auto shared = take_command_flag(args, i, o.flags); !shared) return shared.error();
+    else if (*shared) continue;
+    if (a != "--max-message" && a != "--idle")
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
+    if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, a + " needs a value");
+    const auto& v = args[++i];
+    try {
+      if (a == "--max-message") o.request.max_message_bytes = std::stoull(v);
+      else o.request.idle_timeout = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
+    } catch (const std::exception&) {
+      return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + v + "'");
     }
   }
   if (o.request.argv.empty())
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
-  if (!o.connect_socket.empty()) {
-    if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
-    if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
-    o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
-  }
-  if (!o.connect_socket.empty()) o.request.network_allow = allow_net_request(o.allow_net);
-  if (auto s = limit_flags_need_in_process(o.limits, o.connect_socket); !s) return s.error();
-  apply_limit_flags(o.limits, o.request);
-  if (o.limits.timeout) o.request.lifetime = *o.limits.timeout;
+  const auto& f = o.flags;
+  o.request.tier = f.tier;
+  if (!f.connect_socket.empty())
+    if (auto s = carry_to_daemon(f, o.request); !s) return s.error();
+  if (auto s = limit_flags_need_in_process(f.limits, f.connect_socket); !s) return s.error();
+  apply_limit_flags(f.limits, o.request);
+  if (f.limits.timeout) o.request.lifetime = *f.limits.timeout;
   return o;
 }
 
@@ -172,36 +142,19 @@ void pump_stdin(caf::actor_system& sys, caf::actor session, std::size_t max_mess
 } // namespace
 
 int mcp_command(const std::vector<std::string>& args) {
-  for (auto& a : args) {
-    if (a == "--") break;
-    if (a == "--help" || a == "-h") {
-      std::cerr << mcp_usage() << kGrantsHeading << kGrantUsage;  // stdout belongs to the protocol, even here
-      return 0;
-    }
+  if (asks_for_help(args)) {
+    std::cerr << mcp_usage() << kGrantsHeading << kGrantUsage;  // stdout belongs to the protocol, even here
+    return 0;
   }
   auto options = parse(args);
   if (!options) {
     std::cerr << "corral: " << options.error().describe() << "\n" << mcp_usage() << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
-  configure_logging(options->verbose);
-  if (!options->connect_socket.empty()) return mcp_via_daemon(options->request, options->connect_socket);
+  configure_logging(options->flags.verbose);
+  if (!options->flags.connect_socket.empty()) return mcp_via_daemon(options->request, options->flags.connect_socket);
 
-  block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
-  auto prof = load_granted_profile(options->config_path, options->grants);
-  if (!prof) {
-    std::cerr << "corral: " << prof.error().describe() << "\n";
-    return kExitRefused;
-  }
-  if (auto s = apply_allow_net(*prof, options->allow_net); !s) {
-    std::cerr << "corral: " << s.error().describe() << "\n";
-    return kExitRefused;
-  }
-  runtime_options ro;
-  ro.prof = std::move(*prof);
-  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
-  ro.allow_host = options->allow_host;
-  auto rt = runtime::start(std::move(ro));
+  auto rt = start_local_runtime(options->flags);
   if (!rt) {
     std::cerr << "corral: " << rt.error().describe() << "\n";
     return kExitRefused;
@@ -256,18 +209,14 @@ int mcp_command(const std::vector<std::string>& args) {
           },
           [&](session_ended& e) {
             done = true;
+            status = session_status(e);
             if (e.reason == session_end_reason::failed) {
               std::cerr << "corral: the MCP server failed: " << e.detail << "\n";
-              status = e.detail.find("not found") != std::string::npos ? kExitNotFound : kExitRefused;
-            } else if (e.term_signal) {
-              status = 128 + *e.term_signal;
-            } else {
-              status = e.exit_code.value_or(0);
+              if (e.detail.find("not found") != std::string::npos) status = kExitNotFound;
             }
             if (auto line = session_ending_line(e, "server", options->request.lifetime, options->request.idle_timeout);
                 !line.empty())
               std::cerr << line << "\n";
-            if (e.reason == session_end_reason::lifetime) status = kExitTimeout;
             spdlog::debug("corral mcp: the session ended ({}), status {}", to_string(e.reason), status);
           });
     }

@@ -28,10 +28,10 @@ struct proxy_state {
   std::optional<int> exit_status;
 
   void on_message(const json& m) {
-    if (!m.contains("params") || !m["params"].is_object()) return;
-    const auto& p = m["params"];
-    if (p.value("session", "") != session) return;
-    auto method = m.value("method", "");
+    std::string method;
+    const json* params = session_notification(m, session, method);
+    if (!params) return;
+    const auto& p = *params;
     if (method == "session.output") {
       std::string bytes = data_bytes(p);
       bytes.push_back('\n');
@@ -83,26 +83,14 @@ int mcp_via_daemon(const session_request& request, const std::string& socket_pat
       close_session();
       continue;
     }
-    if (client->has_buffered_message()) {
-      auto m = client->next_message();
-      if (!m) break;
-      st.on_message(*m);
-      continue;
-    }
-    pollfd fds[2] = {{client->fd(), POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}};
-    if (::poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
+    pollfd in{stdin_open ? STDIN_FILENO : -1, POLLIN, 0};
+    auto got = opened->wait({&in, 1}, on_note);
+    if (!got) {
+      std::cerr << "corral: " << got.error().describe() << "\n";
       break;
     }
-    if (fds[0].revents) {
-      auto m = client->next_message();
-      if (!m) {
-        std::cerr << "corral: " << m.error().describe() << "\n";
-        break;
-      }
-      st.on_message(*m);
-    }
-    if (stdin_open && fds[1].revents) {
+    if (*got) continue;
+    if (stdin_open && in.revents) {
       char buf[65536];
       ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;

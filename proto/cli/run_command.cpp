@@ -6,12 +6,10 @@
 
 #include "actors/output_collector.hpp"
 #include "actors/runtime.hpp"
-#include "config/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
-#include "proto/cli/allow_net.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/grant_flags.hpp"
-#include "proto/cli/interrupt_watch.hpp"
+#include "proto/cli/local_runtime.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
 #include "config/write_all.hpp"
@@ -47,7 +45,7 @@ void print_truncation_notices(const nlohmann::json& result) {
 // --connect: the same output and exit status, with the daemon doing the work. Output
 // streams as it arrives (all of it at the end with --json, as in-process).
 int run_via_daemon(const run_options& options) {
-  auto client = daemon_client::connect(options.connect_socket);
+  auto client = daemon_client::connect(options.flags.connect_socket);
   if (!client) return refuse(client.error(), options.json);
   daemon_client::output_fn live;
   if (!options.json)
@@ -95,33 +93,20 @@ int run_on_nodes(const run_options& options) {
 } // namespace
 
 int run_command(const std::vector<std::string>& args) {
-  for (auto& a : args) {
-    if (a == "--") break;
-    if (a == "--help" || a == "-h") {
-      std::cout << run_usage() << kGrantsHeading << kGrantUsage;
-      return 0;
-    }
+  if (asks_for_help(args)) {
+    std::cout << run_usage() << kGrantsHeading << kGrantUsage;
+    return 0;
   }
   auto options = parse_run_options(args);
   if (!options) {
     std::cerr << "corral: " << options.error().describe() << "\n" << run_usage() << kGrantsHeading << kGrantUsage;
     return kExitRefused;
   }
-  configure_logging(options->verbose);
-  if (!options->connect_socket.empty()) return run_via_daemon(*options);
+  configure_logging(options->flags.verbose);
+  if (!options->flags.connect_socket.empty()) return run_via_daemon(*options);
   if (!options->nodes.empty()) return run_on_nodes(*options);
 
-  // Before the runtime's threads exist, so they inherit the mask (interrupt_watch.hpp).
-  block_interrupts();
-  auto prof = load_granted_profile(options->config_path, options->grants);
-  if (!prof) return refuse(prof.error(), options->json);
-  if (auto s = apply_allow_net(*prof, options->allow_net); !s) return refuse(s.error(), options->json);
-
-  runtime_options ro;
-  ro.prof = std::move(*prof);
-  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
-  ro.allow_host = options->allow_host;
-  auto rt = runtime::start(std::move(ro));
+  auto rt = start_local_runtime(options->flags);
   if (!rt) return refuse(rt.error(), options->json);
   // The runtime's destructor, at return, waits for the lease to be removed.
   return run_streaming(**rt, *options);

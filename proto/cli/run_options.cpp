@@ -6,10 +6,6 @@
 #include <sstream>
 
 #include "config/sizes.hpp"
-#include "proto/cli/allow_net.hpp"
-#include "proto/cli/daemon_session.hpp"
-#include "proto/cli/grant_flags.hpp"
-#include "proto/cli/limit_flags.hpp"
 
 namespace corral::cli {
 
@@ -82,13 +78,11 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       ++i;
       break;
     }
-    if (auto limit = parse_limit_flag(args, i, o.limits); !limit) return limit.error();
-    else if (*limit) continue;
+    if (auto shared = take_command_flag(args, i, o.flags); !shared) return shared.error();
+    else if (*shared) continue;
     expected<std::string> v = std::string();
     if (a == "--json") o.json = true;
-    else if (a == "--allow-host") o.allow_host = true;
-    else if (a == "-v" || a == "--verbose") o.verbose = true;
-    else if (a == "--tier" && (v = value(a))) o.request.tier = *v;
+    else if (a == "--verbose") o.flags.verbose = true;
     else if (a == "--lang" && (v = value(a))) o.request.language = *v, lang_given = true;
     else if (a == "--code" && (v = value(a))) o.request.code = *v;
     else if (a == "--file" && (v = value(a))) {
@@ -96,8 +90,6 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       if (!text) return text.error();
       o.request.code = *text;
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
-    else if (a == "--config" && (v = value(a))) o.config_path = *v;
-    else if (a == "--connect" && (v = value(a))) o.connect_socket = *v;
     else if (a == "--nodes" && (v = value(a))) {
       std::size_t start = 0;
       while (start <= v->size()) {
@@ -119,15 +111,6 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       auto bytes = parse_size(*v);
       if (!bytes) return bytes.error();
       o.request.output_cap = *bytes;
-    } else if (a == "--allow-net" && (v = value(a))) {
-      // The operator's own allow-list (proto/cli/allow_net.hpp); kept apart from --net.
-      auto entries = parse_allow_net(*v);
-      if (!entries) return entries.error();
-      o.allow_net.insert(o.allow_net.end(), entries->begin(), entries->end());
-    } else if (auto grant = take_grant_flag(args, i, o.grants); !grant) {
-      return grant.error();
-    } else if (*grant) {
-      continue;
     } else if (!v) {
       return v.error();
     } else if (!a.empty() && a[0] == '-') {
@@ -137,21 +120,22 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     }
   }
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
-  apply_limit_flags(o.limits, o.request);
-  if (o.limits.timeout) o.request.timeout = o.limits.timeout;
-  if (!o.nodes.empty() && !o.connect_socket.empty())
+  const auto& f = o.flags;
+  o.request.tier = f.tier;
+  apply_limit_flags(f.limits, o.request);
+  if (f.limits.timeout) o.request.timeout = f.limits.timeout;
+  if (!o.nodes.empty() && !f.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
   if (o.nodes.empty() && !o.node_credentials.empty())
     return make_failure(failure_kind::invalid_request,
                         "--node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --nodes");
-  if (!o.connect_socket.empty() || !o.nodes.empty()) {
-    if (auto s = connect_excludes_grants(o.grants); !s) return s.error();
-    o.request.env.insert(o.grants.env.begin(), o.grants.env.end());  // a request may set variables
+  if (!f.connect_socket.empty()) {
+    if (auto s = carry_to_daemon(f, o.request); !s) return s.error();
+  } else if (!o.nodes.empty()) {
+    if (auto s = connect_excludes_grants(f.grants); !s) return s.error();
+    o.request.env.insert(f.grants.env.begin(), f.grants.env.end());  // a request may set variables
   }
-  if (!o.connect_socket.empty())
-    if (auto s = connect_excludes_local_options(o.config_path, o.allow_host); !s) return s.error();
-  if (!o.connect_socket.empty()) o.request.network_allow = allow_net_request(o.allow_net);
-  if (!o.allow_net.empty() && !o.nodes.empty())
+  if (!f.allow_net.empty() && !o.nodes.empty())
     return make_failure(failure_kind::invalid_request, "--allow-net has no effect with --nodes: each node's own profile applies");
   if (!lang_given) o.request.language = "argv";
   if (o.request.language != "argv" && o.request.code.empty() && o.request.language != "command")

@@ -3,7 +3,7 @@
 #include <iostream>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/daemon/daemon.hpp"
 
@@ -129,8 +129,7 @@ int serve_command(const std::vector<std::string>& args) {
     return kExitRefused;
   }
   configure_logging(verbose);
-  char cwd[4096];
-  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_profile_here(config_path);
   if (!prof) {
     std::cerr << "corral serve: " << prof.error().describe() << "\n";
     return kExitRefused;

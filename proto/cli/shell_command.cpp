@@ -14,18 +14,16 @@
 
 #include "actors/atoms.hpp"
 #include "actors/runtime.hpp"
-#include "config/toml_profile.hpp"
-#include "proto/cli/allow_net.hpp"
+#include "config/write_all.hpp"
+#include "proto/cli/command_flags.hpp"
 #include "proto/cli/commands.hpp"
-#include "proto/cli/daemon_session.hpp"
 #include "proto/cli/ending.hpp"
-#include "proto/cli/network_notice.hpp"
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
-#include "proto/cli/limit_flags.hpp"
+#include "proto/cli/local_runtime.hpp"
 #include "proto/cli/local_tty.hpp"
+#include "proto/cli/network_notice.hpp"
 #include "proto/cli/shell_via_daemon.hpp"
-#include "config/write_all.hpp"
 
 namespace corral::cli {
 
@@ -86,13 +84,9 @@ void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
 
 int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
-  boundary_grants grants;
-  std::string config_path, connect_socket;
-  bool allow_host = false, verbose = false;
-  limit_flags limits;
-  std::vector<std::string> allow_net;
+  command_flags flags;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    if (auto limit = parse_limit_flag(args, i, limits); !limit) {
+    if (auto limit = parse_limit_flag(args, i, flags.limits); !limit) {
       std::cerr << "corral: " << limit.error().message << "\n" << shell_usage();
       return kExitRefused;
     } else if (*limit) {
@@ -107,75 +101,46 @@ int shell_command(const std::vector<std::string>& args) {
       std::cout << shell_usage() << kGrantsHeading << kGrantUsage;
       return 0;
     }
-    auto grant = take_grant_flag(args, i, grants);
-    if (!grant) {
-      std::cerr << "corral: " << grant.error().message << "\n";
-      return kExitRefused;
-    }
-    if (*grant) continue;
-    if (a == "--allow-host") allow_host = true;
-    else if (a == "-v") verbose = true;
-    else if (a == "--allow-net" && i + 1 < args.size()) {
-      auto entries = parse_allow_net(args[++i]);
-      if (!entries) {
-        std::cerr << "corral: " << entries.error().message << "\n";
+    bool value_missing = (is_command_value_flag(a) || a == "--lifetime") && i + 1 >= args.size();
+    if (!value_missing) {
+      auto shared = take_command_flag(args, i, flags);
+      if (!shared) {
+        std::cerr << "corral: " << shared.error().message << "\n";
         return kExitRefused;
       }
-      allow_net.insert(allow_net.end(), entries->begin(), entries->end());
+      if (*shared) continue;
     }
-    else if ((a == "--tier" || a == "--config" || a == "--lifetime" || a == "--connect") && i + 1 < args.size()) {
-      const auto& v = args[++i];
-      if (a == "--tier") request.tier = v;
-      else if (a == "--config") config_path = v;
-      else if (a == "--connect") connect_socket = v;
-      else {
-        try {
-          request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
-        } catch (const std::exception&) {
-          std::cerr << "corral: --lifetime needs a number of seconds\n" << shell_usage();
-          return kExitRefused;
-        }
+    if (a == "--lifetime" && !value_missing) {
+      try {
+        request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(args[++i]) * 1000));
+      } catch (const std::exception&) {
+        std::cerr << "corral: --lifetime needs a number of seconds\n" << shell_usage();
+        return kExitRefused;
       }
     } else {
       std::cerr << "corral: unknown option or missing value '" << a << "'\n" << shell_usage();
       return kExitRefused;
     }
   }
-  configure_logging(verbose);
-  apply_limit_flags(limits, request);
-  if (limits.timeout) request.lifetime = *limits.timeout;
-  if (auto s = limit_flags_need_in_process(limits, connect_socket); !s) {
+  configure_logging(flags.verbose);
+  request.tier = flags.tier;
+  apply_limit_flags(flags.limits, request);
+  if (flags.limits.timeout) request.lifetime = *flags.limits.timeout;
+  if (auto s = limit_flags_need_in_process(flags.limits, flags.connect_socket); !s) {
     std::cerr << "corral: " << s.error().message << "\n";
     return kExitRefused;
   }
   if (const char* term = std::getenv("TERM"); term && *term) request.env["TERM"] = term;
   local_size(request.rows, request.cols);
-  if (!connect_socket.empty()) {
-    for (auto s : {connect_excludes_local_options(config_path, allow_host), connect_excludes_grants(grants)}) {
-      if (s) continue;
+  if (!flags.connect_socket.empty()) {
+    if (auto s = carry_to_daemon(flags, request); !s) {
       std::cerr << "corral: " << s.error().message << "\n";
       return kExitRefused;
     }
-    request.env.insert(grants.env.begin(), grants.env.end());  // a request may set variables
-    request.network_allow = allow_net_request(allow_net);  // narrows the daemon's list
-    return shell_via_daemon(request, connect_socket);
+    return shell_via_daemon(request, flags.connect_socket);
   }
 
-  block_interrupts();  // before the runtime's threads exist (interrupt_watch.hpp)
-  auto prof = load_granted_profile(config_path, grants);
-  if (!prof) {
-    std::cerr << "corral: " << prof.error().describe() << "\n";
-    return kExitRefused;
-  }
-  if (auto s = apply_allow_net(*prof, allow_net); !s) {
-    std::cerr << "corral: " << s.error().describe() << "\n";
-    return kExitRefused;
-  }
-  runtime_options ro;
-  ro.prof = std::move(*prof);
-  ro.warm_jails = 0;  // one request: a jail armed ahead would only compete with it
-  ro.allow_host = allow_host;
-  auto rt = runtime::start(std::move(ro));
+  auto rt = start_local_runtime(flags);
   if (!rt) {
     std::cerr << "corral: " << rt.error().describe() << "\n";
     return kExitRefused;
@@ -218,11 +183,9 @@ int shell_command(const std::vector<std::string>& args) {
           },
           [&](session_ended& e) {
             done = true;
+            status = session_status(e);
             ending = session_ending_line(e, "terminal", request.lifetime, request.lifetime);
             if (e.reason == session_end_reason::failed) failure_detail = e.detail;
-            else if (e.reason == session_end_reason::lifetime) status = kExitTimeout;
-            else if (e.term_signal) status = 128 + *e.term_signal;
-            else status = e.exit_code.value_or(0);
           });
     }
     (void)!::write(stop[1], "x", 1);

@@ -39,9 +39,9 @@ struct terminal_state {
   std::vector<std::string> refused;  // said after the terminal is restored
 
   void on_message(const json& m) {
-    auto p = m.find("params");
-    if (p == m.end() || !p->is_object() || p->value("session", "") != session) return;
-    auto method = m.value("method", "");
+    std::string method;
+    const json* p = session_notification(m, session, method);
+    if (!p) return;
     if (method == "session.output") {
       write_all(STDOUT_FILENO, data_bytes(*p));
     } else if (method == "session.network") {
@@ -96,30 +96,17 @@ int shell_via_daemon(const terminal_request& request, const std::string& socket_
   };
   bool stdin_open = true;
   while (!st.exit_status) {
-    if (client->has_buffered_message()) {
-      auto m = client->next_message();
-      if (!m) return daemon_gone(socket_path, m.error());
-      st.on_message(*m);
-      continue;
-    }
-    pollfd fds[3] = {{client->fd(), POLLIN, 0}, {stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {winch.fd(), POLLIN, 0}};
-    if (::poll(fds, 3, -1) < 0) {
-      if (errno == EINTR) continue;
-      return daemon_gone(socket_path, make_failure(failure_kind::internal, std::string("poll: ") + std::strerror(errno)));
-    }
-    if (fds[0].revents) {
-      auto m = client->next_message();
-      if (!m) return daemon_gone(socket_path, m.error());
-      st.on_message(*m);
-      continue;
-    }
-    if (fds[2].revents) {
+    pollfd local[2] = {{stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {winch.fd(), POLLIN, 0}};
+    auto got = opened->wait(local, on_note);
+    if (!got) return daemon_gone(socket_path, got.error());
+    if (*got) continue;
+    if (local[1].revents) {
       winch.drain();
       std::uint16_t rows = 0, cols = 0;
       if (local_size(rows, cols))
         if (auto end = call("session.resize", {{"session", st.session}, {"rows", rows}, {"cols", cols}})) return *end;
     }
-    if (fds[1].revents) {
+    if (local[0].revents) {
       char buf[4096];
       ssize_t n = ::read(STDIN_FILENO, buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;

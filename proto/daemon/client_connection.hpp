@@ -1,6 +1,7 @@
 // One client of the daemon: parses its lines, answers its calls, and owns its exec jobs
 // and its sessions (stdio sessions name this actor their owner; terminal sessions are
-// attached to it). A disconnect cancels both.
+// attached to it). A disconnect cancels both. The session calls and the relay of session
+// events are in client_sessions.hpp; what every handler writes back, client_replies.hpp.
 // Everything a client can name (request ids, executions) lives in this actor's state, so
 // one client can neither see nor cancel another's work. When the client goes
 // (conn_closed), the actor quits and its linked jobs go with it: their executions are

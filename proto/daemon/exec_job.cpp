@@ -28,12 +28,7 @@ std::string utf8_carry::flush() { return std::exchange(held_, std::string()); }
 
 nlohmann::json output_notification(const nlohmann::json& id, const std::string& stream, const std::string& bytes) {
   nlohmann::json p{{"id", id}, {"stream", stream}};
-  if (is_valid_utf8(bytes)) {
-    p["data"] = bytes;
-  } else {
-    p["data"] = to_valid_utf8(bytes);
-    p["data_base64"] = base64_encode(bytes);
-  }
+  put_bytes(p, "data", bytes);
   return p;
 }
 

@@ -4,7 +4,7 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "tiers/profile_fit.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/jail/idmapped_mount.hpp"
@@ -118,8 +118,7 @@ std::string render_machine_report(const nlohmann::json& r) {
 }
 
 expected<nlohmann::json> machine_report_for_cli(const std::string& config_path) {
-  char cwd[4096];
-  auto prof = load_profile(config_path, ::getcwd(cwd, sizeof cwd) ? cwd : ".");
+  auto prof = load_profile_here(config_path);
   if (!prof) return prof.error();
   auto features = detect_kernel_features();
   auto tiers = build_default_tiers(*prof, features);

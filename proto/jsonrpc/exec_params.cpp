@@ -2,30 +2,12 @@
 
 #include <cmath>
 
+#include "proto/jsonrpc/param_values.hpp"
 #include "proto/jsonrpc/result_json.hpp"
 
 namespace corral {
 
-namespace {
-
 using nlohmann::json;
-
-failure bad(const std::string& name, const std::string& what) {
-  return make_failure(failure_kind::invalid_request, "\"" + name + "\" must be " + what);
-}
-
-expected<std::uint64_t> positive_integer(const json& v, const std::string& name) {
-  if (v.is_number_unsigned() && v.get<std::uint64_t>() > 0) return v.get<std::uint64_t>();
-  if (v.is_number_integer() && v.get<std::int64_t>() > 0) return static_cast<std::uint64_t>(v.get<std::int64_t>());
-  return bad(name, "a positive integer");
-}
-
-expected<std::string> string_member(const json& v, const std::string& name) {
-  if (!v.is_string()) return bad(name, "a string");
-  return v.get<std::string>();
-}
-
-} // namespace
 
 expected<std::string> base64_decode(const std::string& text) {
   auto value = [](char c) -> int {
@@ -64,76 +46,31 @@ expected<exec_params> exec_params_from_json(const json& params) {
   auto& r = p.request;
   bool language_given = false;
   for (auto& [key, v] : params.items()) {
-    if (key == "argv") {
-      if (!v.is_array()) return bad(key, "an array of strings");
-      for (auto& a : v) {
-        if (!a.is_string()) return bad(key, "an array of strings");
-        r.argv.push_back(a.get<std::string>());
-      }
-    } else if (key == "language") {
-      auto s = string_member(v, key);
-      if (!s) return s.error();
-      r.language = *s;
+    status read = ok();
+    if (key == "argv") read = read_into(string_array_param(v, key), r.argv);
+    else if (key == "language") {
+      read = read_into(string_param(v, key), r.language);
       language_given = true;
-    } else if (key == "code") {
-      auto s = string_member(v, key);
-      if (!s) return s.error();
-      r.code = *s;
-    } else if (key == "stdin") {
-      auto s = string_member(v, key);
-      if (!s) return s.error();
-      r.stdin_data = *s;
-    } else if (key == "stdin_base64") {
-      auto s = string_member(v, key);
+    } else if (key == "code") read = read_into(string_param(v, key), r.code);
+    else if (key == "stdin") read = read_into(string_param(v, key), r.stdin_data);
+    else if (key == "stdin_base64") {
+      auto s = string_param(v, key);
       if (!s) return s.error();
       auto bytes = base64_decode(*s);
-      if (!bytes) return bad(key, "standard base64 with padding");
+      if (!bytes) return bad_param(key, "standard base64 with padding");
       r.stdin_data = *bytes;
-    } else if (key == "timeout") {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0 || v.get<double>() > 1e7)
-        return bad(key, "a positive number of seconds");
-      r.timeout = std::chrono::milliseconds(static_cast<long long>(std::ceil(v.get<double>() * 1000)));
-    } else if (key == "memory_limit") {
-      auto n = positive_integer(v, key);
-      if (!n) return n.error();
-      r.memory_limit_bytes = *n;
-    } else if (key == "output_cap") {
-      auto n = positive_integer(v, key);
-      if (!n) return n.error();
-      r.output_cap = *n;
-    } else if (key == "pids_limit") {
-      auto n = positive_integer(v, key);
-      if (!n) return n.error();
-      r.pids_limit = *n;
-    } else if (key == "cpu_cores") {
-      if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() <= 0)
-        return bad(key, "a positive number");
-      r.cpu_cores = v.get<double>();
-    } else if (key == "env") {
-      if (!v.is_object()) return bad(key, "an object of strings");
-      for (auto& [name, value] : v.items()) {
-        if (!value.is_string()) return bad("env." + name, "a string");
-        r.env[name] = value.get<std::string>();
-      }
-    } else if (key == "tier") {
-      auto s = string_member(v, key);
-      if (!s) return s.error();
-      r.tier = *s;
-    } else if (key == "network_allow") {
-      // Narrows the daemon profile's allow-list (config/tighten_network.hpp).
-      if (!v.is_array()) return bad(key, "an array of strings");
-      std::vector<std::string> entries;
-      for (auto& a : v) {
-        if (!a.is_string()) return bad(key, "an array of strings");
-        entries.push_back(a.get<std::string>());
-      }
-      r.network_allow = std::move(entries);
-    } else if (key == "stream") {
-      if (!v.is_boolean()) return bad(key, "true or false");
-      p.stream = v.get<bool>();
-    } else {
-      return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for exec");
-    }
+    } else if (key == "timeout") read = read_into(seconds_param(v, key), r.timeout);
+    else if (key == "memory_limit") read = read_into(positive_param(v, key), r.memory_limit_bytes);
+    else if (key == "output_cap") read = read_into(positive_param(v, key), r.output_cap);
+    else if (key == "pids_limit") read = read_into(positive_param(v, key), r.pids_limit);
+    else if (key == "cpu_cores") read = read_into(positive_number_param(v, key), r.cpu_cores);
+    else if (key == "env") read = read_into(string_object_param(v, key), r.env);
+    else if (key == "tier") read = read_into(string_param(v, key), r.tier);
+    // Narrows the daemon profile's allow-list (config/tighten_network.hpp).
+    else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
+    else if (key == "stream") read = read_into(bool_param(v, key), p.stream);
+    else return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for exec");
+    if (!read) return read.error();
   }
   if (!language_given) r.language = r.code.empty() ? "argv" : "command";
   if (params.contains("stdin") && params.contains("stdin_base64"))

@@ -23,16 +23,20 @@ std::string base64_encode(const std::string& bytes) {
   return out;
 }
 
+void put_bytes(nlohmann::json& j, const std::string& name, const std::string& bytes) {
+  if (is_valid_utf8(bytes)) {
+    j[name] = bytes;
+  } else {
+    // The string keeps what can be shown; the base64 form keeps every byte.
+    j[name] = to_valid_utf8(bytes);
+    j[name + "_base64"] = base64_encode(bytes);
+  }
+}
+
 namespace {
 
 void put_stream(nlohmann::json& j, const std::string& name, const captured_stream& s) {
-  if (is_valid_utf8(s.data)) {
-    j[name] = s.data;
-  } else {
-    // The string keeps what can be shown; the base64 form keeps every byte.
-    j[name] = to_valid_utf8(s.data);
-    j[name + "_base64"] = base64_encode(s.data);
-  }
+  put_bytes(j, name, s.data);
   j[name + "_truncated"] = s.truncated;
   j[name + "_dropped_bytes"] = s.dropped_bytes;
 }

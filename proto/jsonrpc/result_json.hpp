@@ -19,4 +19,8 @@ nlohmann::json to_json(const failure& error);
 
 std::string base64_encode(const std::string& bytes);
 
+// j[name] = the bytes as a string; when they are not valid UTF-8, what can be shown there
+// and every byte in j[name + "_base64"]. Results, exec.output and session notifications.
+void put_bytes(nlohmann::json& j, const std::string& name, const std::string& bytes);
+
 } // namespace corral

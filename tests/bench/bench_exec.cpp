@@ -23,7 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "tests/bench/bench_util.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/kernel_features.hpp"

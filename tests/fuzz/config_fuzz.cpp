@@ -7,7 +7,7 @@
 #include <string_view>
 #include <unistd.h>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 
 namespace {
 

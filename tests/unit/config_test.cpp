@@ -9,7 +9,7 @@
 
 #include "config/protected_paths.hpp"
 #include "config/tighten.hpp"
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;

@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "config/toml_profile.hpp"
+#include "config/toml/toml_profile.hpp"
 #include "proto/describe/descriptor.hpp"
 #include "tests/runtime_fixture.hpp"
 

@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "config/boundary_grants.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 
@@ -58,5 +59,10 @@ expected<profile> load_profile(const std::string& config_path, const std::string
 // empty because no file backs the text.
 expected<profile> load_profile_from_string(std::string_view text, std::string_view source_name,
                                            const std::string& project_dir);
+
+// For a command: load_profile with the working directory as the project ("." when it
+// cannot be read); with `grants`, the invocation's grants are added, relative to it too.
+expected<profile> load_profile_here(const std::string& config_path);
+expected<profile> load_profile_here(const std::string& config_path, const boundary_grants& grants);
 
 } // namespace corral

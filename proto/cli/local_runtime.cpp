@@ -1,0 +1,21 @@
+#include "proto/cli/local_runtime.hpp"
+
+#include "config/toml/toml_profile.hpp"
+#include "proto/cli/allow_net.hpp"
+#include "proto/cli/interrupt_watch.hpp"
+
+namespace corral::cli {
+
+expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
+  block_interrupts();
+  auto prof = load_profile_here(f.config_path, f.grants);
+  if (!prof) return prof.error();
+  if (auto s = apply_allow_net(*prof, f.allow_net); !s) return s.error();
+  runtime_options ro;
+  ro.prof = std::move(*prof);
+  ro.warm_jails = 0;
+  ro.allow_host = f.allow_host;
+  return runtime::start(std::move(ro));
+}
+
+} // namespace corral::cli

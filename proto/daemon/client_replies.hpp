@@ -1,0 +1,29 @@
+// What a client connection's handlers (client_connection.cpp, client_sessions.cpp) write
+// back on its socket: responses and errors to calls, notifications, and the hang-up once
+// every call asked before a stdio client's EOF or the daemon's stop has its answer.
+#pragma once
+
+#include <string>
+
+#include <caf/stateful_actor.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proto/daemon/client_connection.hpp"
+
+namespace corral {
+
+using connection_self = caf::stateful_actor<client_connection_state>*;
+
+// One JSON-RPC line, queued to this connection's socket.
+void write_line(connection_self self, std::string line);
+
+void reply_error(connection_self self, int code, std::string message, const nlohmann::json& id,
+                 nlohmann::json data = nullptr);
+
+void notify(connection_self self, const std::string& method, const nlohmann::json& params);
+
+// After a stdio client's EOF or when the daemon stops: once everything asked before has
+// its answer, the loop closes the connection after writing what is queued.
+void hang_up_when_answered(connection_self self);
+
+} // namespace corral

@@ -1,0 +1,28 @@
+// A client's sessions: session.open, .write, .resize and .close, and each session's events
+// (output, stderr, refusals, network audit, its end) relayed as notifications under the
+// id this connection gave it. An event that comes before the reply that opened its session
+// is kept and replayed once the session has its id.
+#pragma once
+
+#include "proto/daemon/client_replies.hpp"
+#include "proto/jsonrpc/jsonrpc.hpp"
+
+namespace corral {
+
+void session_open(connection_self self, const rpc::request& r);
+void session_write(connection_self self, const rpc::request& r);
+void session_resize(connection_self self, const rpc::request& r);
+void session_close(connection_self self, const rpc::request& r);
+
+// Ends a session the way the connection's phase asks: after a stdio client's EOF a stdio
+// session gets EOF too (it answers what it was sent, then ends); a stop cancels everything.
+void end_session(connection_self self, const client_session& s);
+
+void relay(connection_self self, session_message& m);
+void relay(connection_self self, session_refused& r);
+void relay(connection_self self, session_stderr& e);
+void relay(connection_self self, terminal_output& o);
+void relay(connection_self self, session_network& n);
+void relay(connection_self self, session_ended& e);
+
+} // namespace corral
