@@ -105,3 +105,19 @@ TEST_CASE("corral mcp --connect copies the server's stderr as it comes, and only
   CHECK(log.find("server-log-late") != std::string::npos);
   CHECK(read_all(out).empty());
 }
+
+TEST_CASE("corral mcp --connect carries --env to the daemon", "[session][mcp][daemon]") {
+  testing::served_daemon d;
+  testing::temp_dir dir;
+  // The variable was parsed into the request and then left out of session.open.
+  std::string cmd = std::string("cd ") + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI + " mcp --connect " +
+                    d.socket +
+                    " --env CORRAL_TEST_K=carried -- /usr/bin/python3 -c '"
+                    "import os\n"
+                    "print(os.environ.get(\"CORRAL_TEST_K\", \"unset\"), flush=True)' </dev/null > out 2> err";
+  int rc = std::system(cmd.c_str());
+  INFO(read_all(dir / "err"));
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 0);
+  CHECK(read_all(dir / "out") == "carried\n");
+}

@@ -34,6 +34,23 @@ struct daemon_session {
 // else null: replies, and other sessions' notifications.
 const nlohmann::json* session_notification(const nlohmann::json& m, const std::string& id, std::string& method);
 
+// The session.open params every kind takes from its request: argv, env, tier,
+// network_allow and the limits (the CLI refuses its limit flags with --connect; a request
+// built otherwise may carry them). Each may only narrow the daemon's profile, so none may
+// be dropped on the way (mcp once left --env out).
+template <class Request>
+nlohmann::json session_open_params(const char* kind, const Request& r) {
+  nlohmann::json p{{"kind", kind}};
+  if (!r.argv.empty()) p["argv"] = r.argv;
+  if (!r.env.empty()) p["env"] = r.env;
+  if (!r.tier.empty()) p["tier"] = r.tier;
+  if (r.network_allow) p["network_allow"] = *r.network_allow;
+  if (r.memory_limit_bytes) p["memory"] = *r.memory_limit_bytes;
+  if (r.pids_limit) p["pids"] = *r.pids_limit;
+  if (r.cpu_cores) p["cpu"] = *r.cpu_cores;
+  return p;
+}
+
 // Connects and calls session.open; on failure prints why on stderr and returns nullopt (the
 // caller then exits with kExitRefused). Notifications before the reply go to `on_note`.
 std::optional<daemon_session> open_daemon_session(const std::string& socket_path, const nlohmann::json& params,

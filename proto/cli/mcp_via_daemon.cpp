@@ -57,9 +57,9 @@ struct proxy_state {
 } // namespace
 
 int mcp_via_daemon(const session_request& request, const std::string& socket_path) {
-  json open{{"kind", "stdio"}, {"argv", request.argv}, {"framing", "newline"}, {"forward_stderr", true}};
-  if (!request.tier.empty()) open["tier"] = request.tier;
-  if (request.network_allow) open["network_allow"] = *request.network_allow;
+  json open = session_open_params("stdio", request);
+  open["framing"] = "newline";
+  open["forward_stderr"] = true;
   if (request.idle_timeout != kNoDeadline)
     open["idle_timeout"] = static_cast<double>(request.idle_timeout.count()) / 1000.0;
   proxy_state st;

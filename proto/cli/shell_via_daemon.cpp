@@ -23,11 +23,9 @@ namespace {
 using nlohmann::json;
 
 json open_params(const terminal_request& r) {
-  json p{{"kind", "terminal"}, {"rows", r.rows}, {"cols", r.cols}};
-  if (!r.argv.empty()) p["argv"] = r.argv;
-  if (!r.env.empty()) p["env"] = r.env;
-  if (!r.tier.empty()) p["tier"] = r.tier;
-  if (r.network_allow) p["network_allow"] = *r.network_allow;
+  json p = session_open_params("terminal", r);
+  p["rows"] = r.rows;
+  p["cols"] = r.cols;
   if (r.lifetime != kNoDeadline) p["lifetime"] = static_cast<double>(r.lifetime.count()) / 1000.0;
   return p;
 }
