@@ -1,7 +1,7 @@
 // A stdio session: one long-lived child (an MCP or LSP server) inside the boundary, its
 // stdin and stdout carrying framed messages (actors/message_framing.hpp), its stderr kept
-// in a bounded log. The states and the reasons it ends are in actors/session_state.hpp, the
-// messages it takes and sends in actors/session_messages.hpp.
+// in a bounded log. The states and the reasons it ends are in actors/sessions/session_state.hpp, the
+// messages it takes and sends in actors/sessions/session_messages.hpp.
 //
 // Backpressure both ways: stdout is read only while the undelivered messages plus the read
 // credit fit the output window, and a message reaches the owner only while the owner has
@@ -14,8 +14,8 @@
 
 #include "actors/execution.hpp"
 #include "actors/execution_planner.hpp"
-#include "actors/session_launch.hpp"
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_launch.hpp"
+#include "actors/sessions/session_messages.hpp"
 
 namespace corral {
 

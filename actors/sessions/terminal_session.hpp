@@ -2,8 +2,8 @@
 // makes the pty its controlling terminal), output kept in a bounded scrollback so a client
 // can detach and re-attach. Its lifetime is independent of whoever opened it: it ends when
 // the child exits, on cancel, at its lifetime deadline, or (failed) at the startup deadline,
-// always through the lease. States and reasons: actors/session_state.hpp; messages:
-// actors/session_messages.hpp.
+// always through the lease. States and reasons: actors/sessions/session_state.hpp; messages:
+// actors/sessions/session_messages.hpp.
 #pragma once
 
 #include <caf/actor.hpp>
@@ -11,8 +11,8 @@
 
 #include "actors/execution.hpp"
 #include "actors/execution_planner.hpp"
-#include "actors/session_launch.hpp"
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_launch.hpp"
+#include "actors/sessions/session_messages.hpp"
 
 namespace corral {
 

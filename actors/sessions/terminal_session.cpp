@@ -1,4 +1,4 @@
-#include "actors/terminal_session.hpp"
+#include "actors/sessions/terminal_session.hpp"
 
 #include <atomic>
 #include <deque>
@@ -12,9 +12,9 @@
 
 #include "actors/atoms.hpp"
 #include "actors/lease_messages.hpp"
-#include "actors/session_egress.hpp"
-#include "actors/session_log.hpp"
-#include "actors/session_state.hpp"
+#include "actors/sessions/session_egress.hpp"
+#include "actors/sessions/session_log.hpp"
+#include "actors/sessions/session_state.hpp"
 
 namespace corral {
 
@@ -120,7 +120,7 @@ void maybe_finish(self_ptr self) {
   st.finishing = true;
   st.phase = session_phase::draining;
   if (launched) st.env.io->release(st.process);
-  // The audit before the lease, as for stdio sessions (actors/session_egress.hpp).
+  // The audit before the lease, as for stdio sessions (actors/sessions/session_egress.hpp).
   st.egress.collect(self, [=] { finish_lease(self); });
 }
 

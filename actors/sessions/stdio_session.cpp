@@ -1,4 +1,4 @@
-#include "actors/stdio_session.hpp"
+#include "actors/sessions/stdio_session.hpp"
 
 #include <atomic>
 #include <deque>
@@ -13,9 +13,9 @@
 
 #include "actors/atoms.hpp"
 #include "actors/lease_messages.hpp"
-#include "actors/session_egress.hpp"
-#include "actors/session_log.hpp"
-#include "actors/session_state.hpp"
+#include "actors/sessions/session_egress.hpp"
+#include "actors/sessions/session_log.hpp"
+#include "actors/sessions/session_state.hpp"
 
 namespace corral {
 
