@@ -6,7 +6,7 @@
 #include <optional>
 #include <sys/wait.h>
 
-#include "tiers/status_line.hpp"
+#include "tiers/jail/status_line.hpp"
 
 namespace corral {
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tiers/cgroups/resource_usage.hpp"
+
 namespace corral {
 
 // One verdict that never blurs how the execution ended. Checked in this order: a timeout
@@ -23,12 +25,6 @@ enum class verdict {
 };
 
 const char* to_string(verdict v);
-
-struct resource_usage {
-  std::uint64_t peak_memory_bytes = 0;
-  std::uint64_t cpu_user_us = 0;
-  std::uint64_t cpu_system_us = 0;
-};
 
 struct captured_stream {
   std::string data;            // at most the cap, cut at a UTF-8 boundary

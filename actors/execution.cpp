@@ -11,14 +11,14 @@
 #include "actors/child_exit.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/execution_state.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/output_collector.hpp"
-#include "actors/egress_proxy.hpp"
+#include "actors/egress/egress_proxy.hpp"
 #include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
-#include "actors/warm_pool.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "actors/warm/warm_pool.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 
@@ -290,7 +290,7 @@ void lease_ready(self_ptr self, const lease_acquired& acquired) {
 
 void acquire_lease(self_ptr self) {
   auto& st = self->state;
-  st.lease = st.env.make_lease(st.plan);
+  st.lease = st.env.make_lease(lease_request_for(st.plan));
   self->monitor(st.lease);
   self->request(st.lease, kLeaseBound, acquire_atom::value)
       .then([=](lease_acquired& acquired) { lease_ready(self, acquired); },

@@ -20,6 +20,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/leases/lease_request.hpp"
 #include "config/limits.hpp"
 #include "config/profile.hpp"
 #include "tiers/tier.hpp"
@@ -65,15 +66,18 @@ struct execution_queued {
 struct execution_env {
   io_loop* io = nullptr;
   std::string helper_path;
-  // Spawns the lease the tier needs (process group or cgroup), linked to nothing: the
-  // execution monitors it.
-  std::function<caf::actor(const execution_plan&)> make_lease;
-  // Armed jails of this tier (actors/warm_pool.hpp); none when null.
+  lease_factory make_lease;
+  // Armed jails of this tier (actors/warm/warm_pool.hpp); none when null.
   caf::actor warm_pool;
   std::shared_ptr<const tier> warm_tier;
 };
 
 struct execution_state;
+
+// The lease an execution (or a session, planned as one) asks for.
+inline lease_request lease_request_for(const execution_plan& plan) {
+  return {plan.id, plan.boundary, plan.effective};
+}
 
 // Replies once to run_atom with an exec_outcome, then quits.
 caf::behavior execution(caf::stateful_actor<execution_state>* self, execution_plan plan,

@@ -6,7 +6,7 @@
 #include "actors/exec_inspect.hpp"
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
-#include "actors/io_events.hpp"
+#include "actors/io/io_events.hpp"
 #include "config/failure.hpp"
 
 namespace corral {
@@ -35,7 +35,7 @@ struct supervisor_stats {
   std::size_t running = 0;
   std::size_t queued = 0;
   std::size_t completed = 0;
-  std::size_t warm_ready = 0;  // warm jails armed and waiting (actors/warm_pool.hpp)
+  std::size_t warm_ready = 0;  // warm jails armed and waiting (actors/warm/warm_pool.hpp)
 };
 
 } // namespace corral

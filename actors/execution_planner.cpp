@@ -11,7 +11,8 @@
 #include "config/tighten.hpp"
 #include "config/tighten_network.hpp"
 #include "config/write_all.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/profile_fit.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 
@@ -92,20 +93,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                         "stdin is " + std::to_string(r.stdin_data->size()) +
                             " bytes; the profile allows at most " + std::to_string(effective->stdin_cap));
 
-  // Fail closed: a tier that shows the roots without the masks would expose the .git or
-  // the config file they cover.
-  if (!ctx.boundary->builds_masked_view() && (!prof.masks.empty() || !prof.working_dir.empty()))
-    return make_failure(failure_kind::tier_unavailable,
-                        "the " + ctx.boundary->name() + " tier cannot hold this profile: " +
-                            (prof.masks.empty() ? std::string("a working directory inside the view (--cwd, --here)")
-                                                : "masks over protected paths inside its roots (" +
-                                                      prof.masks.front().virtual_path + ")") +
-                            " is built by the landlock tier only; use --tier landlock, or narrow the roots");
-  if (prof.network == network_mode::allowlist && !ctx.boundary->enforces_network_allowlist())
-    return make_failure(failure_kind::refused,
-                        "the " + ctx.boundary->name() + " tier cannot enforce a network allow-list "
-                        "([sandbox.network] mode = \"allowlist\"); it is enforced on the landlock tier only. "
-                        "Choose that tier or set the mode to \"none\" or \"host\"");
+  if (auto refusal = profile_refusal(*ctx.boundary, prof)) return *refusal;
   auto egress = tighten_network(prof, r.network_allow);
   if (!egress) return egress.error();
 

@@ -11,8 +11,8 @@
 
 #include "actors/exec_result.hpp"
 #include "actors/execution.hpp"
-#include "actors/io_events.hpp"
-#include "actors/warm_pool.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/warm/warm_pool.hpp"
 
 namespace corral {
 

@@ -18,8 +18,8 @@
 #include <caf/event_based_actor.hpp>
 
 #include "actors/exec_result.hpp"
-#include "actors/io_events.hpp"
-#include "actors/io_loop.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/io/io_loop.hpp"
 
 namespace corral {
 

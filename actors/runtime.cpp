@@ -14,16 +14,16 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/cgroup_lease.hpp"
+#include "actors/leases/cgroup_lease.hpp"
 #include "actors/execution_messages.hpp"
-#include "actors/io_loop.hpp"
-#include "actors/process_group_lease.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "config/protected_paths.hpp"
-#include "tiers/cgroup_tree.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/instance_claim.hpp"
-#include "tiers/lease_record.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 #ifndef CORRAL_INSTALLED_HELPER
 #define CORRAL_INSTALLED_HELPER "/usr/local/libexec/corral/corral-exec"
@@ -136,7 +136,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   // The state dir holds lease records and scratch dirs: a root holding it has it hidden.
   if (auto s = mask_protected(options.prof, {p->state_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
-  p->registry = build_default_tiers(*p->prof, p->features);
+  p->registry = build_default_tiers(*p->prof, p->features, p->state_dir + "/preflight");
 
   p->io = std::make_unique<io_loop>();
   p->cfg = std::make_unique<caf::actor_system_config>(make_config());
@@ -160,16 +160,16 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   auto state_dir = p->state_dir;
   auto features = p->features;
   auto leases_dir = p->state_dir + "/leases";
-  sc.make_lease = [sys, io, features, leases_dir](const execution_plan& plan) -> caf::actor {
-    if (!plan.boundary->needs_cgroup_lease())
-      return sys->spawn(process_group_lease, io, plan.effective.kill_grace);
+  sc.make_lease = [sys, io, features, leases_dir](const lease_request& r) -> caf::actor {
+    if (!r.boundary->needs_cgroup_lease())
+      return sys->spawn(process_group_lease, io, r.effective.kill_grace);
     cgroup_lease_config lc;
-    lc.exec_id = plan.id;
+    lc.exec_id = r.exec_id;
     lc.leases_dir = leases_dir;
-    lc.lim = plan.effective;
-    lc.kill_grace = plan.effective.kill_grace;
+    lc.lim = r.effective;
+    lc.kill_grace = r.effective.kill_grace;
     lc.features = features;
-    lc.nested = plan.boundary->nests_cgroups();
+    lc.nested = r.boundary->nests_cgroups();
     return spawn_cgroup_lease(*sys, lc);
   };
   p->sup = spawn_supervisor(*p->sys, std::move(sc));

@@ -1,7 +1,7 @@
 #include "actors/spawner.hpp"
 
-#include "actors/io_loop.hpp"
-#include "tiers/jail_spec.hpp"
+#include "actors/io/io_loop.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 

@@ -10,8 +10,8 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/event_based_actor.hpp>
 
-#include "actors/io_events.hpp"
-#include "actors/io_loop.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/io/io_loop.hpp"
 #include "config/failure.hpp"
 #include "tiers/tier.hpp"
 

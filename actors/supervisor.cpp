@@ -13,10 +13,10 @@
 #include "actors/fair_queue.hpp"
 #include "actors/sessions/stdio_session.hpp"
 #include "actors/sessions/terminal_session.hpp"
-#include "actors/warm_pool.hpp"
+#include "actors/warm/warm_pool.hpp"
 #include "config/tighten.hpp"
-#include "tiers/instance_claim.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 

@@ -17,6 +17,7 @@
 #include <caf/actor_system.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/leases/lease_request.hpp"
 #include "actors/execution.hpp"
 #include "config/profile.hpp"
 #include "tiers/tier_registry.hpp"
@@ -37,8 +38,8 @@ struct supervisor_config {
   // Executions one client (exec_request::client, not 0) may have waiting for a slot; past
   // it a request is refused (limit_exceeded) rather than queued without bound.
   std::size_t max_queued_per_client = 64;
-  std::function<caf::actor(const execution_plan&)> make_lease;
-  // Jails kept armed for the profile's tier when it supports them (actors/warm_pool.hpp).
+  lease_factory make_lease;
+  // Jails kept armed for the profile's tier when it supports them (actors/warm/warm_pool.hpp).
   std::size_t warm_jails = 0;
   // Prefixes every execution id; the runtime's claim in the state dir (instance_claim).
   // Empty: a random one (a supervisor without a state dir of its own, as in tests).

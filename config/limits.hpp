@@ -39,7 +39,7 @@ struct limits {
   std::optional<std::uint64_t> pids = kDefaultPids;
   std::optional<double> cpu_cores;
   // What the jail's /tmp, /dev/shm and scratch dir (/work) may hold, each a tmpfs of this
-  // size (the scratch dir only where the runtime may mount: see tiers/scratch_dir.hpp).
+  // size (the scratch dir only where the runtime may mount: see tiers/jail/scratch_dir.hpp).
   std::uint64_t tmp_bytes = 256 * kMiB;
   std::uint64_t shm_bytes = 64 * kMiB;
   std::uint64_t scratch_bytes = 512 * kMiB;

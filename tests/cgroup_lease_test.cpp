@@ -24,13 +24,13 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/atoms.hpp"
-#include "actors/cgroup_lease.hpp"
-#include "actors/io_events.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/leases/cgroup_lease.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "runtime_fixture.hpp"
-#include "tiers/cgroup_detect.hpp"
-#include "tiers/cgroup_tree.hpp"
-#include "tiers/lease_record.hpp"
+#include "tiers/cgroups/cgroup_detect.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 using namespace corral;
 using namespace corral::testing;

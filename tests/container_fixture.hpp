@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "config/profile.hpp"
-#include "tiers/container_tier.hpp"
-#include "tiers/preflight.hpp"
+#include "tiers/external/container_tier.hpp"
+#include "tiers/external/preflight.hpp"
 
 namespace corral::testing {
 

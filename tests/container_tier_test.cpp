@@ -19,8 +19,8 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_fixture.hpp"
-#include "tiers/cgroup_tree.hpp"
-#include "tiers/container_tier.hpp"
+#include "tiers/cgroups/cgroup_set.hpp"
+#include "tiers/external/container_tier.hpp"
 #include "container_fixture.hpp"
 
 using namespace corral;
@@ -120,6 +120,52 @@ TEST_CASE("the container preflight starts a trial container and reports why it f
   auto name = name_in(*run);
   CHECK(name.rfind("corral-preflight-", 0) == 0);
   CHECK(contains(log, "rm -f " + name));
+}
+
+TEST_CASE("a successful trial is kept for the next runtime, a failure is tried again", "[container][preflight]") {
+  if (::geteuid() != 0) { WARN("skipped: the container tier needs root before its trial"); return; }
+  temp_dir dir, state;
+  auto verdicts = std::make_shared<preflight_verdicts>(state.path() + "/preflight");
+  auto preflight = [&](const std::string& engine) {
+    container_tier t(fake_profile(engine), 3s);
+    t.keep_verdicts(verdicts);
+    return t.available();
+  };
+  auto runs = [&] {
+    int n = 0;
+    for (auto& c : calls(dir)) n += c.rfind("run ", 0) == 0;
+    return n;
+  };
+  auto engine = fake_engine(dir, "exec \"$@\"");
+  CHECK(preflight(engine).available);
+  CHECK(runs() == 1);
+  // A second runtime (a second CLI start) with the same engine and settings: no trial.
+  CHECK(preflight(engine).available);
+  CHECK(runs() == 1);
+  CHECK(calls(dir).size() == 3);  // info, run, rm: nothing more
+  // The engine changes (an upgrade): tried again, and the new success is kept.
+  std::ofstream(engine, std::ios::app) << "# upgraded\n";  // its size and mtime change
+  CHECK(preflight(engine).available);
+  CHECK(runs() == 2);
+  CHECK(preflight(engine).available);
+  CHECK(runs() == 2);
+  // Other settings are another key.
+  {
+    auto p = fake_profile(engine);
+    p.container.runtime = "runc";
+    container_tier t(p, 3s);
+    t.keep_verdicts(verdicts);
+    CHECK(t.available().available);
+    CHECK(runs() == 3);
+  }
+  // A failing engine is never kept: each start tries it.
+  temp_dir bad_dir;
+  auto bad = fake_engine(bad_dir, "echo 'Error: nope' >&2; exit 126");
+  CHECK_FALSE(preflight(bad).available);
+  CHECK_FALSE(preflight(bad).available);
+  int bad_runs = 0;
+  for (auto& c : calls(bad_dir)) bad_runs += c.rfind("run ", 0) == 0;
+  CHECK(bad_runs == 2);
 }
 
 TEST_CASE("a hung engine or trial container is reported within the deadline and killed", "[container][preflight]") {

@@ -82,21 +82,27 @@ TEST_CASE("a silent tunnel is closed at the idle bound and a busy one is not", "
                              {{"app.test", {"127.0.0.1"}}});
   prof.egress.test_idle_timeout = std::chrono::milliseconds(1000);  // the relay's 120 s, shortened
   test_runtime rt(prof, false);
-  // Two tunnels: one silent (how long until the proxy closes it), one that sends a byte
+  // Three tunnels: one silent after a first byte and one silent from the start, whose
+  // first bytes the proxy is still holding for a ClientHello (how long until the proxy
+  // closes each: the idle bound, not the 10 s request-head bound); one that sends a byte
   // every 0.3 s for 2.5 s (still open after, more than twice the bound).
   std::string code =
       "import socket, time\n"
-      "def tunnel():\n"
+      "def tunnel(first=b'x'):\n"
       "    s = socket.create_connection(('127.0.0.1', 3128), timeout=15)\n"
       "    s.sendall(b'CONNECT app.test:" + port + " HTTP/1.1\\r\\nHost: app.test\\r\\n\\r\\n')\n"
       "    got = b''\n"
       "    while b'\\r\\n\\r\\n' not in got: got += s.recv(4096)\n"
-      "    s.sendall(b'x')\n"  // not a ClientHello: the tunnel relays from here on
+      "    s.sendall(first)\n"  // 'x' is not a ClientHello: the tunnel relays from here on
       "    return s\n"
       "silent = tunnel()\n"
       "t = time.monotonic()\n"
       "eof = silent.recv(4096) == b''\n"
       "print('silent', eof, round(time.monotonic() - t, 1))\n"
+      "held = tunnel(b'')\n"
+      "t = time.monotonic()\n"
+      "eof = held.recv(4096) == b''\n"
+      "print('held', eof, round(time.monotonic() - t, 1))\n"
       "busy = tunnel()\n"
       "t = time.monotonic()\n"
       "while time.monotonic() - t < 2.5:\n"
@@ -115,9 +121,17 @@ TEST_CASE("a silent tunnel is closed at the idle bound and a busy one is not", "
   CHECK(std::string(eof) == "True");  // the proxy closed the silent tunnel...
   CHECK(waited >= 0.9);               // ...not before the bound
   CHECK(waited < 10);                 // ...and long before the socket's own 15 s
+  double held = -1;
+  char held_eof[8] = {};
+  auto at = r.out.data.find("held ");
+  REQUIRE(at != std::string::npos);
+  REQUIRE(std::sscanf(r.out.data.c_str() + at, "held %7s %lf", held_eof, &held) == 2);
+  CHECK(std::string(held_eof) == "True");
+  CHECK(held >= 0.9);
+  CHECK(held < 5);  // the idle bound (1 s here), not the request head's 10 s
   CHECK_THAT(r.out.data, Catch::Contains("busy open"));
   REQUIRE(r.network);
   int idle = 0;
   for (auto& e : r.network->events) idle += e.failure == "idle timeout";
-  CHECK(idle == 1);  // the busy tunnel ended with the execution, not at the bound
+  CHECK(idle == 2);  // the busy tunnel ended with the execution, not at the bound
 }

@@ -10,7 +10,9 @@
 #include "config/egress_decision.hpp"
 #include "config/tighten_network.hpp"
 #include "config/toml_profile.hpp"
+#include "proto/describe/machine_report.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
+#include "tiers/default_tiers.hpp"
 #include "tests/runtime_fixture.hpp"
 
 using namespace corral;
@@ -307,4 +309,32 @@ TEST_CASE("the daemon's exec takes network_allow to narrow the list", "[egress]"
   auto bad = exec_params_from_json({{"argv", {"true"}}, {"network_allow", "pypi.org"}});
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("network_allow"));
+}
+
+TEST_CASE("doctor and capabilities show which tiers would refuse an allow-list profile", "[egress]") {
+  auto p = corral::testing::test_runtime::host_profile();
+  p.network = network_mode::allowlist;
+  p.egress = lists({"pypi.org"});
+  auto features = detect_kernel_features();
+  auto tiers = build_default_tiers(p, features);
+  auto report = machine_report(features, *tiers, selection_policy{}, &p);
+  int seen = 0;
+  for (auto& t : report["tiers"]) {
+    auto name = t["name"].get<std::string>();
+    INFO(name);
+    if (name == "landlock") {
+      CHECK_FALSE(t.contains("refused"));  // the one tier that holds it
+      ++seen;
+    } else if (name == "gvisor" || name == "container" || name == "microvm") {
+      REQUIRE(t.contains("refused"));
+      CHECK_THAT(t["refused"].get<std::string>(), Catch::Contains(name + " tier cannot enforce a network allow-list"));
+      ++seen;
+    }
+  }
+  CHECK(seen == 4);
+  // Without the profile (or with one in mode none) nothing is refused for it.
+  p.network = network_mode::none;
+  auto plain = machine_report(features, *tiers, selection_policy{}, &p);
+  for (auto& t : plain["tiers"])
+    if (t["name"] != "host") CHECK_FALSE(t.contains("refused"));
 }

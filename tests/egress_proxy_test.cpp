@@ -162,3 +162,39 @@ TEST_CASE("a tunnel whose ClientHello names another host is cut", "[egress]") {
   for (auto& got : app.received()) hello_seen = hello_seen || (!got.empty() && static_cast<unsigned char>(got[0]) == 0x16);
   CHECK(hello_seen);
 }
+
+TEST_CASE("a tunnel whose program sends nothing and shuts its side still gets the destination's answer",
+          "[egress]") {
+  if (auto why = landlock_unavailable(); !why.empty()) { WARN("skipped: " << why); return; }
+  if (!have(kPython)) { WARN("skipped: needs " << kPython); return; }
+  stub_server app("spoken first\n");  // answers once the peer's side ends, then closes
+  auto port = port_of(app);
+  test_runtime rt(egress_profile("allow = [\"app.test:" + port + "\", \"127.0.0.1/32:" + port + "\"]\n",
+                                 {{"app.test", {"127.0.0.1"}}}),
+                  false);
+  // Held for a ClientHello that never comes: the half-close must pass on, not end it.
+  std::string code =
+      "import socket\n"
+      "s = socket.create_connection(('127.0.0.1', 3128), timeout=10)\n"
+      "s.sendall(b'CONNECT app.test:" + port + " HTTP/1.1\\r\\nHost: app.test\\r\\n\\r\\n')\n"
+      "got = b''\n"
+      "while b'\\r\\n\\r\\n' not in got: got += s.recv(4096)\n"
+      "head, rest = got.split(b'\\r\\n\\r\\n', 1)\n"
+      "print(head.split(b'\\r\\n')[0].decode())\n"
+      "s.shutdown(socket.SHUT_WR)\n"
+      "while True:\n"
+      "    b = s.recv(4096)\n"
+      "    if not b: break\n"
+      "    rest += b\n"
+      "print(rest.decode().split('\\r\\n\\r\\n')[-1], end='')\n";
+  auto r = run_ok(rt, program({kPython, "-c", code}));
+  INFO(r.out.data << r.err.data);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.data == "HTTP/1.1 200 Connection established\nspoken first\n");
+  auto* e = find_event(r, "app.test");
+  REQUIRE(e);
+  CHECK(e->decision == "allowed");
+  CHECK(e->bytes_up == 0);
+  CHECK(e->bytes_down > 0);
+  CHECK(app.hits() == 1);
+}

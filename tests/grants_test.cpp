@@ -22,7 +22,7 @@
 #include "proto/describe/descriptor.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/idmapped_mount.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
 
 using namespace corral;
 using namespace corral::testing;

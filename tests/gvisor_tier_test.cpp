@@ -12,8 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_fixture.hpp"
-#include "tiers/gvisor_tier.hpp"
-#include "tiers/oci_bundle.hpp"
+#include "tiers/external/gvisor_tier.hpp"
+#include "tiers/external/oci_bundle.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -32,9 +32,9 @@
 #include "landlock_fixture.hpp"
 #include "microvm_fixture.hpp"
 #include "runtime_fixture.hpp"
-#include "tiers/gvisor_tier.hpp"
+#include "tiers/external/gvisor_tier.hpp"
 #include "tiers/kernel_features.hpp"
-#include "tiers/landlock_tier.hpp"
+#include "tiers/jail/landlock_tier.hpp"
 
 using namespace corral;
 using namespace corral::testing;

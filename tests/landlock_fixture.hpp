@@ -8,7 +8,7 @@
 
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
-#include "tiers/landlock_tier.hpp"
+#include "tiers/jail/landlock_tier.hpp"
 
 namespace corral::testing {
 

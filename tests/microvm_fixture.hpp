@@ -16,8 +16,8 @@
 
 #include "runtime_fixture.hpp"
 #include "tiers/microvm/vm_options.hpp"
-#include "tiers/microvm_tier.hpp"
-#include "tiers/preflight.hpp"
+#include "tiers/microvm/microvm_tier.hpp"
+#include "tiers/external/preflight.hpp"
 
 namespace corral::testing::microvm {
 

@@ -5,7 +5,7 @@
 
 #include "microvm_fixture.hpp"
 #include "tiers/microvm/guest_protocol.hpp"
-#include "tiers/preflight.hpp"
+#include "tiers/external/preflight.hpp"
 
 using namespace corral;
 using namespace corral::testing;

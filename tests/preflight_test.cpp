@@ -7,7 +7,7 @@
 
 #include "runtime_fixture.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/external_tiers.hpp"
+#include "tiers/external/external_tiers.hpp"
 
 using namespace corral;
 using namespace corral::testing;

@@ -35,7 +35,7 @@ public:
   }
   ~temp_dir() {
     // A runtime that died before removing its scratch dirs leaves their tmpfs mounted
-    // (tiers/scratch_dir.hpp): unmount whatever is mounted below, then remove the tree.
+    // (tiers/jail/scratch_dir.hpp): unmount whatever is mounted below, then remove the tree.
     unmount_below(path_);
     std::error_code ignored;
     std::filesystem::remove_all(path_, ignored);

@@ -9,8 +9,8 @@
 #include <catch2/catch.hpp>
 
 #include "runtime_fixture.hpp"
-#include "tiers/instance_claim.hpp"
-#include "tiers/lease_record.hpp"
+#include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/state_dir/lease_record.hpp"
 
 using namespace corral;
 using corral::testing::temp_dir;

@@ -1,4 +1,4 @@
-// Warm jails (actors/warm_pool.hpp): landlock jails armed before their request. Each case
+// Warm jails (actors/warm/warm_pool.hpp): landlock jails armed before their request. Each case
 // asserts from outside: what ran inside, that the boundary held, that a request's limits
 // reached the jail's cgroups, that nothing of one execution reaches the next, and that a
 // jail killed or left unused leaves no process, cgroup or scratch dir behind.
@@ -15,7 +15,7 @@
 #include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 using namespace corral;
 using namespace corral::testing;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
@@ -11,6 +12,9 @@
 
 namespace corral {
 
-std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const kernel_features& features);
+// `verdict_dir`: where the external tiers keep a successful trial between runs (a
+// runtime's `<state>/preflight`); empty: every preflight runs its trial (corral doctor).
+std::shared_ptr<tier_registry> build_default_tiers(const profile& prof, const kernel_features& features,
+                                                   const std::string& verdict_dir = "");
 
 } // namespace corral

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tiers/cgroup_detect.hpp"
+#include "tiers/cgroups/cgroup_detect.hpp"
 
 namespace corral {
 

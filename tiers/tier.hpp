@@ -9,7 +9,7 @@
 
 #include "config/failure.hpp"
 #include "config/profile.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 
@@ -68,7 +68,7 @@ public:
   // True when executions need a cgroup lease (limits, kill-all) rather than the
   // helper's process-tree cleanup alone.
   virtual bool needs_cgroup_lease() const { return false; }
-  // True when a jail can be armed before its request (actors/warm_pool.hpp): the whole
+  // True when a jail can be armed before its request (actors/warm/warm_pool.hpp): the whole
   // boundary comes from the profile, and only program, argv, env and cwd from the request.
   virtual bool supports_warm_jails() const { return false; }
   // True when the exec helper has nothing left to do once it reports `exited` (no cleanup

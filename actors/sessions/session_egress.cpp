@@ -4,8 +4,8 @@
 
 #include <caf/all.hpp>
 
-#include "actors/egress_messages.hpp"
-#include "actors/egress_proxy.hpp"
+#include "actors/egress/egress_messages.hpp"
+#include "actors/egress/egress_proxy.hpp"
 
 namespace corral {
 

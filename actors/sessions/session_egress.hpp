@@ -1,4 +1,4 @@
-// A session's egress proxy in allowlist network mode (actors/egress_proxy.hpp), the same one
+// A session's egress proxy in allowlist network mode (actors/egress/egress_proxy.hpp), the same one
 // an execution has: spawned linked to the session when the child is launched, so it lives
 // exactly as long as the session. The session is its live subscriber and passes each
 // finished connection on to its owner (session_network); when the session ends, after the

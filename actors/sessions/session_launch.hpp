@@ -9,16 +9,17 @@
 
 #include <caf/actor.hpp>
 
+#include "actors/leases/lease_request.hpp"
 #include "actors/execution.hpp"
-#include "actors/io_loop.hpp"
-#include "tiers/jail_spec.hpp"
+#include "actors/io/io_loop.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral {
 
 struct session_env {
   io_loop* io = nullptr;
   std::string helper_path;
-  std::function<caf::actor(const execution_plan&)> make_lease;
+  lease_factory make_lease;
 };
 
 struct session_launch {

@@ -8,7 +8,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/child_exit.hpp"
-#include "tiers/scratch_dir.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 
 namespace corral {
 
@@ -42,7 +42,7 @@ void session_lifecycle::start(execution_plan exec, std::uint64_t number, session
   env_ = std::move(env);
   startup_ = startup;
   reads_stderr_ = reads_stderr;
-  lease_ = env_.make_lease(exec_);
+  lease_ = env_.make_lease(lease_request_for(exec_));
   self_->monitor(lease_);
   self_->delayed_send(self_, startup, startup_atom::value);
   if (lifetime > kNoDeadline) self_->delayed_send(self_, lifetime, lifetime_atom::value);

@@ -28,8 +28,8 @@
 #include <caf/message_handler.hpp>
 
 #include "actors/execution.hpp"
-#include "actors/io_events.hpp"
-#include "actors/lease_messages.hpp"
+#include "actors/io/io_events.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/sessions/session_egress.hpp"
 #include "actors/sessions/session_ending.hpp"
 #include "actors/sessions/session_launch.hpp"

@@ -5,7 +5,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
-#include "actors/egress_messages.hpp"
+#include "actors/egress/egress_messages.hpp"
 #include "actors/execution.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/output_collector.hpp"

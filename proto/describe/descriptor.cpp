@@ -3,7 +3,7 @@
 #include <openssl/evp.h>
 
 #include "proto/describe/machine_report.hpp"
-#include "tiers/system_view.hpp"
+#include "tiers/jail/system_view.hpp"
 
 namespace corral {
 

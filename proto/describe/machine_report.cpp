@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "config/toml_profile.hpp"
+#include "tiers/profile_fit.hpp"
 #include "tiers/default_tiers.hpp"
-#include "tiers/idmapped_mount.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
 
 namespace corral {
 
@@ -24,7 +25,7 @@ nlohmann::json kernel_features_json(const kernel_features& f) {
   j["cgroup_controllers"] = f.cgroup_controllers;
   if (!f.cgroup_error.empty()) j["cgroup_error"] = f.cgroup_error;
   // Probed once per process on the temp dir's filesystem; the landlock tier probes each
-  // writable root's own (tiers/idmapped_mount.hpp says what happens without them).
+  // writable root's own (tiers/jail/idmapped_mount.hpp says what happens without them).
   static const std::string idmap_problem = idmapped_mount_problem(std::filesystem::temp_directory_path().string());
   j["idmapped_mounts"] = idmap_problem.empty();
   if (!idmap_problem.empty()) j["idmapped_mounts_error"] = idmap_problem;
@@ -43,7 +44,7 @@ nlohmann::json tier_capabilities_json(const tier_capabilities& c) {
 }
 
 nlohmann::json machine_report(const kernel_features& f, const tier_registry& tiers,
-                              const selection_policy& policy) {
+                              const selection_policy& policy, const profile* prof) {
   nlohmann::json j;
   j["kernel"] = kernel_features_json(f);
   j["production_mode"] = policy.production;
@@ -59,6 +60,8 @@ nlohmann::json machine_report(const kernel_features& f, const tier_registry& tie
       e["selectable"] = static_cast<bool>(allowed);
       if (!allowed) e["refused"] = allowed.error().message;
     }
+    if (prof && !e.contains("refused"))
+      if (auto refusal = profile_refusal(*t, *prof)) e["refused"] = refusal->message;
     list.push_back(std::move(e));
   }
   return j;
@@ -120,7 +123,7 @@ expected<nlohmann::json> machine_report_for_cli(const std::string& config_path) 
   if (!prof) return prof.error();
   auto features = detect_kernel_features();
   auto tiers = build_default_tiers(*prof, features);
-  return machine_report(features, *tiers, selection_policy_from_env(false));
+  return machine_report(features, *tiers, selection_policy_from_env(false), &*prof);
 }
 
 } // namespace corral

@@ -14,7 +14,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from corral_client import Client  # noqa: E402
+from corral import Client  # noqa: E402
 
 
 def main():

@@ -173,18 +173,9 @@ int run(int argc, char** argv) {
   const int drain_n = env_int("BENCH_DRAIN_N", 3);
   const int warmup = std::max(3, n / 20);
 
-  std::string state_tmpl = (std::filesystem::temp_directory_path() / "corral-bench-XXXXXX").string();
-  if (!::mkdtemp(state_tmpl.data())) {
-    std::perror("corral_bench: mkdtemp");
-    return 1;
-  }
-  struct remove_on_exit {
-    std::string path;
-    ~remove_on_exit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } state_cleanup{state_tmpl};
+  bench_state_dir state_dir("corral_bench");
+  if (!state_dir.ok()) return 1;
+  const std::string& state_tmpl = state_dir.path();
 
   runtime_options o;
   o.prof.tier = tier;

@@ -53,18 +53,9 @@ int run() {
   const int n = env_int("BENCH_N", 200);
   const int warmup = std::max(3, n / 20);
 
-  std::string state_tmpl = (std::filesystem::temp_directory_path() / "corral-bench-XXXXXX").string();
-  if (!::mkdtemp(state_tmpl.data())) {
-    std::perror("corral_bench_peers: mkdtemp");
-    return 1;
-  }
-  struct remove_on_exit {
-    std::string path;
-    ~remove_on_exit() {
-      std::error_code ignored;
-      std::filesystem::remove_all(path, ignored);
-    }
-  } state_cleanup{state_tmpl};
+  bench_state_dir state_dir("corral_bench_peers");
+  if (!state_dir.ok()) return 1;
+  const std::string& state_tmpl = state_dir.path();
 
   // Two runtimes: one keeping a warm jail armed (the default), one starting every jail cold.
   auto start = [&](const std::string& state, std::size_t warm) -> std::unique_ptr<runtime> {

@@ -1,5 +1,6 @@
 // What every corral benchmark shares: nearest-rank percentiles, warm-up then timed
-// samples, and a plain posix_spawn+waitpid (the baseline every ratio is taken against).
+// samples, a plain posix_spawn+waitpid (the baseline every ratio is taken against), and a
+// throwaway state dir.
 #pragma once
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <functional>
 #include <spawn.h>
 #include <string>
@@ -77,6 +79,29 @@ inline bool spawn_and_wait(std::vector<std::string> args, int out_fd = -1) {
   }
   return true;
 }
+
+// A temporary state dir for a bench's runtimes, removed with everything in it at the end.
+class bench_state_dir {
+public:
+  explicit bench_state_dir(const char* who) {
+    path_ = (std::filesystem::temp_directory_path() / "corral-bench-XXXXXX").string();
+    if (!::mkdtemp(path_.data())) {
+      std::fprintf(stderr, "%s: mkdtemp: %s\n", who, std::strerror(errno));
+      path_.clear();
+    }
+  }
+  ~bench_state_dir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  bench_state_dir(const bench_state_dir&) = delete;
+  bench_state_dir& operator=(const bench_state_dir&) = delete;
+  bool ok() const { return !path_.empty(); }
+  const std::string& path() const { return path_; }
+
+private:
+  std::string path_;
+};
 
 inline int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);

@@ -2,9 +2,9 @@
 // TLS ClientHello's server name, including what an attacker would send them.
 #include <catch2/catch.hpp>
 
-#include "actors/http_proxy_head.hpp"
-#include "actors/socks5_handshake.hpp"
-#include "actors/tls_client_hello.hpp"
+#include "actors/egress/http_proxy_head.hpp"
+#include "actors/egress/socks5_handshake.hpp"
+#include "actors/egress/tls_client_hello.hpp"
 
 using namespace corral;
 

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "tiers/jail_spec.hpp"
-#include "tiers/status_line.hpp"
+#include "tiers/jail/jail_spec.hpp"
+#include "tiers/jail/status_line.hpp"
 
 using namespace corral;
 

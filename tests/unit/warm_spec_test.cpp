@@ -7,7 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "tiers/exec_helper/spec_frames.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 using namespace corral;
 

@@ -3,7 +3,7 @@
 // limited and killed with the execution.
 #pragma once
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

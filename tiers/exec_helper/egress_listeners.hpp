@@ -6,7 +6,7 @@
 // connect to these ports only (Landlock), finds nothing else to reach.
 #pragma once
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

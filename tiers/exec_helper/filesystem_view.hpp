@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "tiers/exec_helper/status_writer.hpp"
-#include "tiers/idmapped_mount.hpp"
+#include "tiers/jail/idmapped_mount.hpp"
 
 namespace corral::helper {
 

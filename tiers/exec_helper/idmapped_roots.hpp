@@ -1,4 +1,4 @@
-// The helper's half of idmapped roots (tiers/idmapped_mount.hpp): before the clone, while
+// The helper's half of idmapped roots (tiers/jail/idmapped_mount.hpp): before the clone, while
 // the helper still holds CAP_SYS_ADMIN over the host's filesystems (the kernel requires it
 // in the filesystem's user namespace), each `idmapped` rw_bind of the spec becomes a
 // detached idmapped mount tree; the jail's init, cloned with a copy of these fds,
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

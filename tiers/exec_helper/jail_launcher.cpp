@@ -105,12 +105,12 @@ int drop_privileges(const jail_spec& spec) {
 // again (should H die in between, the lease's kill of the cgroup still ends C); C stays
 // non-dumpable, so the program, running as the same uid, cannot open C's /proc files
 // (mem, environ, fds) to reach its status fd.
-int confine_init(const jail_spec& spec, prepared_ruleset& ruleset, const compiled_filter& compiled) {
+int confine_init(const jail_spec& spec, prepared_ruleset& ruleset) {
   if (int err = drop_privileges(spec)) return err;
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return step_error("credentials", "prctl PDEATHSIG");
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return step_error("credentials", "prctl DUMPABLE");
   if (int err = restrict_self(ruleset)) return err;
-  return install_seccomp_filter(compiled);
+  return install_seccomp_filter(spec);
 }
 
 // A warm jail's C, armed: waits for the launch frame and takes its program, argv, env,
@@ -162,20 +162,11 @@ int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
   if (int err = prepare_landlock(spec, ruleset)) return err;
   report_step("landlock", t);
 
-  t = clock::now();
-  scmp_filter_ctx filter = build_seccomp_filter(spec);
-  if (!filter) return EINVAL;
-  compiled_filter compiled;
-  int compile_error = compile_seccomp_filter(filter, compiled);
-  seccomp_release(filter);
-  if (compile_error) return compile_error;
-  report_step("seccomp", t);
-
   // C confines itself before it starts (or, warm, waits for) the target, which inherits
   // the same credentials, Landlock domain and seccomp filter: a warm launch does no
   // confinement work, and the jail's init never holds more than the program it runs.
   t = clock::now();
-  if (int err = confine_init(spec, ruleset, compiled)) return err;
+  if (int err = confine_init(spec, ruleset)) return err;
   report_step("confine", t);
 
   if (warm) {

@@ -7,17 +7,17 @@
 //
 // The written-down order inside C (each step reported with its duration):
 //   hostname → filesystem view → loopback → rlimits → close inherited fds
-//   → Landlock ruleset prepared → seccomp filter compiled
+//   → Landlock ruleset prepared
 //   → C confines itself (`confine`): drop groups, set uid/gid → drop every capability
 //   → parent-death signal again, not dumpable → no_new_privs → landlock_restrict_self
-//   → seccomp filter
+//   → seccomp filter (compiled when corral was built: tiers/exec_helper/seccomp_build/)
 //   → (warm: report `armed`, wait for the launch) → clone the target, which inherits all
 //   of it and does only: setsid/cwd → execve
 // So the program is confined from its first instruction, and C, which stays beside it as
 // pid 1, is no stronger than it.
 #pragma once
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -5,7 +5,7 @@
 // is refused: the boundary is never silently weaker than asked.
 #pragma once
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -17,7 +17,7 @@
 #include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Reading the length-prefixed frames of a warm helper's fd 3 (see spec_frame in
-// tiers/jail_spec.hpp): the armed spec first, the launch when an execution takes the jail.
+// tiers/jail/jail_spec.hpp): the armed spec first, the launch when an execution takes the jail.
 #pragma once
 
 #include <string>

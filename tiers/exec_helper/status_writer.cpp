@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "config/write_all.hpp"
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

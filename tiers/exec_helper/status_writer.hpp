@@ -1,4 +1,4 @@
-// Writes the helper's status lines (tiers/status_line.hpp) to fd 4. Never throws and never
+// Writes the helper's status lines (tiers/jail/status_line.hpp) to fd 4. Never throws and never
 // dies of SIGPIPE: a runtime that went away must not stop the helper's cleanup.
 #pragma once
 

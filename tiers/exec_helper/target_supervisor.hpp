@@ -8,7 +8,7 @@
 
 #include <functional>
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-#include "tiers/jail_spec.hpp"
+#include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 

@@ -1,25 +1,15 @@
-"""Tests of corral_client against a real `corral serve` (landlock tier, a temp socket).
+"""Tests of the corral package's sync Client against a real `corral serve` (landlock tier, a
+temp socket): tests/daemon_fixture.py starts it, or says why it cannot."""
 
-The binary: $CORRAL_BIN, else the repository's build/corral. Skipped, with the reason
-printed, when neither exists."""
-
+import http.server
 import os
-import shutil
-import subprocess
-import sys
-import tempfile
 import threading
-import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.dirname(HERE))
+from daemon_fixture import PROBLEM, Daemon, wait_until  # noqa: E402
 
-import corral_client  # noqa: E402
-from corral_client import Client, CorralError  # noqa: E402
-
-REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
-BIN = os.environ.get("CORRAL_BIN") or os.path.join(REPO, "build", "corral")
+import corral  # noqa: E402
+from corral import Client, CorralError  # noqa: E402
 
 
 def processes_with_arg(marker):
@@ -38,51 +28,16 @@ def processes_with_arg(marker):
     return found
 
 
-def wait_until(predicate, bound=10.0):
-    deadline = time.monotonic() + bound
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.05)
-    return predicate()
-
-
-def binary_problem():
-    """Why the tests cannot run here, or None."""
-    if not os.access(BIN, os.X_OK):
-        return "corral binary not found at %s (set CORRAL_BIN)" % BIN
-    help_text = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True).stdout
-    if "--state-dir" not in help_text:
-        return "%s has no `serve --state-dir` (an older build; rebuild or set CORRAL_BIN)" % BIN
-    return None
-
-
-PROBLEM = binary_problem()
-if PROBLEM:
-    print("skipping the corral client tests: " + PROBLEM, file=sys.stderr)
-
-
 @unittest.skipIf(PROBLEM, PROBLEM or "")
 class DaemonTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.dir = tempfile.mkdtemp(prefix="corral-py-")
-        os.chmod(cls.dir, 0o700)
-        cls.sock = os.path.join(cls.dir, "corral.sock")
-        env = dict(os.environ)
-        env.pop("CORRAL_ALLOW_HOST", None)
-        cls.daemon = subprocess.Popen([BIN, "serve", "--socket", cls.sock,
-                                       "--state-dir", os.path.join(cls.dir, "state")], cwd=cls.dir, env=env,
-                                      stderr=subprocess.PIPE)
-        if not wait_until(lambda: os.path.exists(cls.sock)):
-            cls.daemon.kill()
-            raise RuntimeError("corral serve did not create its socket: %s" % cls.daemon.stderr.read())
+        cls.daemon = Daemon()
+        cls.sock = cls.daemon.sock
 
     @classmethod
     def tearDownClass(cls):
-        cls.daemon.terminate()
-        cls.daemon.wait(timeout=30)
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.daemon.stop()
 
     def client(self):
         c = Client(self.sock)
@@ -118,13 +73,13 @@ class DaemonTest(unittest.TestCase):
         c = self.client()
         with self.assertRaises(CorralError) as e:
             c.call("exec", {"argv": "ls"})
-        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(e.exception.code, corral.INVALID_PARAMS)
         with self.assertRaises(CorralError) as e:
             c.call("no.such.method")
-        self.assertEqual(e.exception.code, corral_client.METHOD_NOT_FOUND)
+        self.assertEqual(e.exception.code, corral.METHOD_NOT_FOUND)
         with self.assertRaises(CorralError) as e:
             c.exec(argv=["true"], tier="host")
-        self.assertEqual(e.exception.code, corral_client.REFUSED)
+        self.assertEqual(e.exception.code, corral.REFUSED)
         self.assertEqual(c.health()["status"], "ok")  # the connection is still good
 
     def test_malformed_json_does_not_hurt_the_daemon(self):
@@ -144,7 +99,7 @@ class DaemonTest(unittest.TestCase):
         try:
             return c.open_session(*args, **kwargs)
         except CorralError as e:
-            if e.code == corral_client.METHOD_NOT_FOUND:
+            if e.code == corral.METHOD_NOT_FOUND:
                 self.skipTest("%s serves no sessions (an older build; set CORRAL_BIN)" % BIN)
             raise
 
@@ -161,14 +116,14 @@ class DaemonTest(unittest.TestCase):
         self.assertEqual(s.read(10), b"got two")
         with self.assertRaises(CorralError) as e:
             s.write("a\nb")  # a newline inside a newline-framed message
-        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(e.exception.code, corral.INVALID_PARAMS)
         s.close()
         self.assertEqual(list(s), [])
         ended = s.wait(10)
         self.assertEqual(ended["exit_code"], 0)
         with self.assertRaises(CorralError) as e:
             s.write("late")
-        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(e.exception.code, corral.INVALID_PARAMS)
 
     def test_forwarded_stderr_arrives_while_the_session_runs(self):
         c = self.client()
@@ -202,7 +157,7 @@ class DaemonTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: processes_with_arg(marker)), "the session's child never started")
         with self.assertRaises(CorralError) as e:
             b.call("session.close", {"session": s.id})
-        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(e.exception.code, corral.INVALID_PARAMS)
         self.assertTrue(processes_with_arg(marker))
         a.close()
         self.assertTrue(wait_until(lambda: not processes_with_arg(marker), 10), "the child outlived its client")
@@ -246,7 +201,7 @@ class DaemonTest(unittest.TestCase):
         run = a.exec_async(argv=["sleep", "1"])
         with self.assertRaises(CorralError) as e:
             b.cancel(run.id)
-        self.assertEqual(e.exception.code, corral_client.INVALID_PARAMS)
+        self.assertEqual(e.exception.code, corral.INVALID_PARAMS)
         self.assertEqual(run.wait(10)["verdict"], "exited")
 
     def test_disconnect_cancels_and_cleans_up(self):
@@ -270,6 +225,75 @@ class DaemonTest(unittest.TestCase):
         for t in threads:
             t.join(30)
         self.assertEqual(sorted(results), sorted("%d\n" % i for i in range(8)))
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"hello through the proxy\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+# Inside the jail: a GET to the host server through the proxy the environment names. corral's
+# no_proxy lists 127.0.0.1 (the jail's own loopback), and urllib honours it even for an
+# explicit handler: dropped, so the host server's address goes through the proxy.
+FETCH = ("import os, sys, urllib.request\n"
+         "os.environ.pop('no_proxy', None); os.environ.pop('NO_PROXY', None)\n"
+         "proxy = urllib.request.ProxyHandler({'http': os.environ['http_proxy']})\n"
+         "for url in sys.argv[1:]:\n"
+         "    try:\n"
+         "        print(urllib.request.build_opener(proxy).open(url, timeout=10).read().decode(), end='')\n"
+         "    except Exception as e:\n"
+         "        print('refused', getattr(e, 'code', type(e).__name__))\n")
+
+
+@unittest.skipIf(PROBLEM, PROBLEM or "")
+class AllowlistDaemonTest(unittest.TestCase):
+    """A daemon whose profile is an allow-list naming one host server on 127.0.0.1: the
+    client sees each connection as it ends, for executions and sessions."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+        cls.port = cls.server.server_address[1]
+        threading.Thread(target=cls.server.serve_forever, daemon=True).start()
+        cls.daemon = Daemon("corral-py-net-", '[sandbox.network]\nmode = "allowlist"\nallow = ["127.0.0.1/32:%d"]\n'
+                            % cls.port)
+        cls.sock = cls.daemon.sock
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+        cls.server.shutdown()
+
+    def url(self, port=None):
+        return "http://127.0.0.1:%d/" % (port or self.port)
+
+    def test_exec_reports_each_connection_as_it_ends(self):
+        events = []
+        with Client(self.sock) as c:
+            r = c.exec(argv=["python3", "-c", FETCH, self.url(), self.url(self.port + 1)],
+                       on_network=events.append)
+        self.assertEqual(r["exit_code"], 0, r)
+        self.assertEqual(r["stdout"], "hello through the proxy\nrefused 403\n")
+        decisions = sorted(e["decision"] for e in events)
+        self.assertEqual(decisions, ["allowed", "not_allowed"])
+        self.assertEqual(sorted(e["decision"] for e in r["network"]), decisions)
+
+    def test_session_network_events_reach_the_session(self):
+        with Client(self.sock) as c:
+            seen = threading.Event()
+            s = c.open_session(["python3", "-c", FETCH, self.url()], on_network=lambda e: seen.set())
+            ended = s.wait(30)
+            self.assertTrue(seen.is_set())
+            self.assertEqual([e["decision"] for e in s.network], ["allowed"])
+            self.assertEqual(s.network[0]["port"], self.port)
+            self.assertEqual([e["decision"] for e in ended["network"]], ["allowed"])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,296 @@
+#include "actors/warm/warm_pool.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <stdlib.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/atoms.hpp"
+#include "actors/io/io_loop.hpp"
+#include "actors/leases/lease_messages.hpp"
+#include "tiers/jail/scratch_dir.hpp"
+
+namespace corral {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// Far from the ids executions (from 1) and sessions (from 1 << 48) take.
+constexpr process_id kFirstWarmProcess = process_id{1} << 47;
+constexpr milliseconds kFirstBackoff{100};
+constexpr milliseconds kMaxBackoff{30'000};
+// Arming a jail (namespaces, mounts, rulesets) costs the machine more than a short program
+// does: a jail's replacement waits until the program that took it is done, so the two do
+// not compete for the CPU, but no longer than this, so a long execution does not leave
+// the pool empty for the requests that come meanwhile.
+constexpr milliseconds kRearmDelay{250};
+// A program every view has (the system dirs): arming plans with it, and the launch
+// replaces it with the request's.
+const char* const kPlaceholderProgram = "/bin/sh";
+
+struct warm_entry {
+  std::string id;
+  caf::actor lease;
+  lease_grant grant;
+  std::string scratch_dir;
+  jail_spec armed;
+  bool ready = false;  // the helper reported `armed`
+};
+
+} // namespace
+
+struct warm_pool_state {
+  warm_pool_config config;
+  std::map<process_id, warm_entry> entries;  // spawned, armed or arming
+  std::size_t leasing = 0;                   // jails whose lease is being acquired
+  std::set<caf::actor_addr> takers;          // took a jail, still running: its replacement waits
+  std::uint64_t next = 1;
+  unsigned failures = 0;  // in a row: sets the backoff
+  bool backing_off = false;
+  bool stopping = false;
+  std::size_t retiring = 0;
+  std::vector<caf::typed_response_promise<bool>> stop_replies;
+
+  static inline const char* name = "warm_pool";
+
+  // Ended without stop (its supervisor went away): the leases, dropped with this state,
+  // kill and remove their cgroups themselves; the scratch dirs are ours to remove.
+  ~warm_pool_state() {
+    for (auto& [process, e] : entries) remove_scratch_dir(e.scratch_dir);
+  }
+};
+
+namespace {
+
+using self_ptr = caf::stateful_actor<warm_pool_state>*;
+
+void remove_dir(const std::string& dir) { remove_scratch_dir(dir); }
+
+void answer_stop_if_done(self_ptr self) {
+  auto& st = self->state;
+  if (!st.stopping || st.leasing > 0 || st.retiring > 0 || !st.entries.empty()) return;
+  for (auto& rp : st.stop_replies) rp.deliver(true);
+  st.stop_replies.clear();
+}
+
+// Ends a jail nobody took: EOF on its fd 3 lets it exit, the lease kills whatever is left
+// and removes its cgroups, then the scratch dir goes.
+void retire(self_ptr self, process_id process, caf::actor lease, std::string scratch_dir) {
+  auto& st = self->state;
+  if (process) {
+    st.config.io->launch(process, "");
+    st.config.io->release(process);
+  }
+  if (!lease) return remove_dir(scratch_dir);
+  self->demonitor(lease);
+  ++st.retiring;
+  self->request(lease, kLeaseBound, finish_atom::value)
+      .then(
+          [=](lease_report&) {
+            remove_dir(scratch_dir);
+            --self->state.retiring;
+            answer_stop_if_done(self);
+          },
+          [=](caf::error&) {
+            remove_dir(scratch_dir);
+            --self->state.retiring;
+            answer_stop_if_done(self);
+          });
+}
+
+void fill(self_ptr self);
+
+// Tells the supervisor how many jails are ready (its stats show it).
+void report_ready(self_ptr self) {
+  auto& st = self->state;
+  auto ready = static_cast<std::size_t>(
+      std::count_if(st.entries.begin(), st.entries.end(), [](auto& kv) { return kv.second.ready; }));
+  self->send(st.config.owner, warm_atom::value, ready);
+}
+
+void arming_failed(self_ptr self, const std::string& why) {
+  auto& st = self->state;
+  ++st.failures;
+  // One line when it starts failing, not one per attempt.
+  if (st.failures == 1) spdlog::warn("warm jails: arming failed ({}); executions start cold meanwhile", why);
+  else spdlog::debug("warm jails: arming failed again ({})", why);
+  if (st.backing_off || st.stopping) return;
+  st.backing_off = true;
+  auto wait = std::min(kMaxBackoff, kFirstBackoff * (1u << std::min(st.failures, 9u)));
+  self->delayed_send(self, wait, rearm_atom::value);
+}
+
+// Lease acquired: plan the jail's boundary and start its helper in warm mode.
+void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::string scratch_dir, lease_grant grant) {
+  auto& st = self->state;
+  launch_request placeholder;
+  placeholder.argv = {kPlaceholderProgram};
+  placeholder.scratch_dir = scratch_dir;
+  placeholder.effective = st.config.defaults;
+  placeholder.caller_path = st.config.caller_path;
+  auto plan = st.config.boundary->plan(placeholder, grant);
+  if (!plan) {
+    retire(self, 0, lease, scratch_dir);
+    return arming_failed(self, plan.error().message);
+  }
+  process_id process = kFirstWarmProcess + st.next++;
+  spawn_command cmd;
+  cmd.id = process;
+  cmd.program = st.config.helper_path;
+  cmd.argv = {"corral-exec", "--warm"};
+  cmd.stdin_pipe = true;  // a request without stdin gets EOF at once
+  cmd.spec_bytes = spec_frame(serialize(plan->spec));
+  cmd.keep_spec_open = true;
+  cmd.owner = self;
+  // Nothing is read for anyone until an execution adopts the jail with its own routes.
+  cmd.out = {self, 0, overflow_policy::discard};
+  cmd.err = {self, 0, overflow_policy::discard};
+  st.entries[process] = warm_entry{std::move(id), std::move(lease), std::move(grant), std::move(scratch_dir),
+                                   std::move(plan->spec), false};
+  st.config.io->spawn(std::move(cmd));
+}
+
+void arm_one(self_ptr self) {
+  auto& st = self->state;
+  auto id = st.config.instance + "-w" + std::to_string(st.next);
+  auto made = make_scratch_dir(st.config.scratch_parent, id, st.config.defaults.scratch_bytes);
+  if (!made) return arming_failed(self, made.error().message);
+  std::string scratch_dir = *made;
+
+  auto lease = st.config.make_lease(lease_request{id, st.config.boundary, st.config.defaults});
+  self->monitor(lease);
+  ++st.leasing;
+  ++st.next;
+  self->request(lease, kLeaseBound, acquire_atom::value)
+      .then(
+          [=](lease_acquired& acquired) {
+            auto& s = self->state;
+            --s.leasing;
+            if (!acquired.ok || s.stopping) {
+              retire(self, 0, lease, scratch_dir);
+              if (!acquired.ok) arming_failed(self, acquired.error.message);
+              return answer_stop_if_done(self);
+            }
+            spawn_jail(self, id, lease, scratch_dir, acquired.grant);
+          },
+          [=](caf::error& e) {
+            --self->state.leasing;
+            retire(self, 0, lease, scratch_dir);
+            arming_failed(self, "acquiring the lease: " + self->system().render(e));
+            answer_stop_if_done(self);
+          });
+}
+
+void fill(self_ptr self) {
+  auto& st = self->state;
+  while (!st.stopping && !st.backing_off && st.entries.size() + st.leasing + st.takers.size() < st.config.size)
+    arm_one(self);
+}
+
+// A jail that ended before anyone took it (spawn failure, arming failure, killed).
+void lost(self_ptr self, process_id process, const std::string& why) {
+  auto& st = self->state;
+  auto it = st.entries.find(process);
+  if (it == st.entries.end()) return;
+  auto e = std::move(it->second);
+  st.entries.erase(it);
+  if (e.ready) report_ready(self);
+  retire(self, process, e.lease, e.scratch_dir);
+  if (!st.stopping) arming_failed(self, why);
+  fill(self);
+}
+
+} // namespace
+
+caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
+  self->state.config = std::move(config);
+  self->monitor(self->state.config.owner);
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& st = self->state;
+    // Without its supervisor nobody takes a jail: the leases, dropped with this actor,
+    // kill and remove what is left.
+    if (down.source == st.config.owner.address()) return self->quit();
+    if (st.takers.erase(down.source) > 0) return fill(self);
+    for (auto& [process, e] : st.entries)
+      if (e.lease.address() == down.source) {
+        e.lease = caf::actor{};
+        return lost(self, process, "its lease died");
+      }
+  });
+  fill(self);
+  return {
+      [=](take_atom) {
+        auto& st = self->state;
+        auto it = std::find_if(st.entries.begin(), st.entries.end(), [](auto& kv) { return kv.second.ready; });
+        if (it == st.entries.end()) {
+          fill(self);
+          return warm_jail{};
+        }
+        auto& e = it->second;
+        self->demonitor(e.lease);
+        // The replacement is armed once the taker ends (down_msg) or after kRearmDelay.
+        if (auto taker = caf::actor_cast<caf::actor_addr>(self->current_sender()); taker && st.takers.insert(taker).second) {
+          self->monitor(taker);
+          self->delayed_send(self, kRearmDelay, rearm_atom::value, taker);
+        }
+        warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch_dir),
+                       std::move(e.armed), st.config.defaults};
+        st.entries.erase(it);
+        report_ready(self);
+        fill(self);
+        return jail;
+      },
+      [=](rearm_atom) {
+        self->state.backing_off = false;
+        fill(self);
+      },
+      [=](rearm_atom, const caf::actor_addr& taker) {
+        if (self->state.takers.erase(taker) > 0) fill(self);
+      },
+      [=](io_spawned& ev) {
+        auto& st = self->state;
+        auto it = st.entries.find(ev.id);
+        if (it != st.entries.end()) self->send(it->second.lease, attach_atom::value, ev.id, ev.pid);
+      },
+      [=](io_spawn_failed& ev) { lost(self, ev.id, "starting the exec helper: " + ev.what); },
+      [=](io_status& ev) {
+        auto& st = self->state;
+        auto it = st.entries.find(ev.id);
+        if (it == st.entries.end()) return;
+        if (ev.line.what == status_line::kind::step && ev.line.name == "armed") {
+          it->second.ready = true;
+          st.failures = 0;
+          report_ready(self);
+        } else if (ev.line.what == status_line::kind::failed) {
+          spdlog::debug("warm jail {}: {} failed: {}", it->second.id, ev.line.name, ev.line.message);
+        }
+      },
+      [=](io_exited& ev) { lost(self, ev.id, "its exec helper exited before it was used"); },
+      [=](io_chunk&) {},
+      [=](io_eof&) {},
+      [=](io_stdin_closed&) {},
+      [=](stop_atom) -> caf::result<bool> {
+        auto& st = self->state;
+        st.stopping = true;
+        auto entries = std::move(st.entries);
+        st.entries.clear();
+        for (auto& [process, e] : entries) retire(self, process, e.lease, e.scratch_dir);
+        if (st.leasing == 0 && st.retiring == 0) return true;
+        st.stop_replies.push_back(self->make_response_promise<bool>());
+        return st.stop_replies.back();
+      },
+  };
+}
+
+caf::actor spawn_warm_pool(caf::actor_system& sys, warm_pool_config config) {
+  return sys.spawn(warm_pool, std::move(config));
+}
+
+} // namespace corral

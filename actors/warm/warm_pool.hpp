@@ -1,0 +1,70 @@
+// Warm jails: landlock jails armed before any request asks for one, so an execution's
+// request path is the launch of its program, not the building of its boundary.
+//
+// Each warm jail is single-use and complete: its own cgroup lease (the profile's limits,
+// recorded on disk like any lease), scratch dir, namespaces, filesystem view, Landlock
+// ruleset and seccomp filter, armed by `corral-exec --warm` and waiting on its fd 3. An
+// execution that takes one tightens the lease to its own limits, checks that its own plan
+// asks for exactly the boundary the jail was armed with (jail_spec same_boundary), and
+// hands over its program, argv and environment. Nothing is ever reused between
+// executions; the pool arms a new jail for each one taken, once the program that took it
+// is done (or has run 250 ms), so arming never competes with a short program for the CPU.
+//
+//   (take_atom) -> warm_jail   an armed jail (ok = false when none is ready: start cold)
+//   (stop_atom) -> bool        retires every jail (leases finished, scratch removed)
+//
+// Failure edges: a jail that dies before it is taken is retired and replaced; arming that
+// keeps failing backs off (up to 30 s) and executions start cold meanwhile, never weaker.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include "actors/io/io_events.hpp"
+#include "actors/leases/lease_request.hpp"
+#include "config/limits.hpp"
+#include "tiers/jail/jail_spec.hpp"
+#include "tiers/tier.hpp"
+
+namespace corral {
+
+class io_loop;
+
+struct warm_jail {
+  bool ok = false;
+  process_id process = 0;  // the io_loop's id of its exec helper
+  caf::actor lease;        // held: the taker monitors it and finishes it
+  lease_grant grant;
+  std::string scratch_dir;
+  jail_spec armed;  // the spec it was armed with
+  limits armed_limits;  // what its cgroups hold (the profile's)
+};
+
+struct warm_pool_config {
+  io_loop* io = nullptr;
+  std::string helper_path;
+  std::shared_ptr<const tier> boundary;  // a tier whose supports_warm_jails() is true
+  limits defaults;                       // the profile's limits, before any request tightens them
+  std::string scratch_parent;
+  std::string caller_path;
+  std::string instance;  // names the jails' leases: <instance>-w<n>
+  std::size_t size = 1;
+  lease_factory make_lease;
+  caf::actor owner;  // the supervisor: the pool ends with it
+};
+
+struct warm_pool_state;
+
+caf::behavior warm_pool(caf::stateful_actor<warm_pool_state>* self, warm_pool_config config);
+
+caf::actor spawn_warm_pool(caf::actor_system& sys, warm_pool_config config);
+
+} // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::warm_jail)

@@ -1,0 +1,341 @@
+"""The asyncio client for the corral daemon: the same methods as corral.Client, awaited.
+
+    import asyncio, corral
+
+    async def main():
+        async with await corral.AsyncClient.connect("/run/corral/corral.sock") as c:
+            r = await c.exec(argv=["python3", "-c", "print(1)"], on_stdout=print)
+            async for event in c.exec_stream(argv=["sh", "-c", "echo a; echo b >&2"]):
+                ...                                   # ("stdout", b"a\\n"), ..., ("result", {...})
+            s = await c.open_session(["python3", "server.py"], framing="newline")
+            await s.write('{"ping": 1}')
+            async for message in s:                   # bytes, one per framed message
+                ...
+            await s.close(); await s.wait()
+
+One reader task routes replies and notifications by call id (sessions: by session id),
+so calls may overlap on one connection. Callbacks may be plain functions or coroutine
+functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import json
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, Sequence, Tuple, Union
+
+from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, Json, chunk_bytes, exec_params,
+                       lost_session_end, result_of, session_params, write_params)
+
+Callback = Optional[Callable[[Any], Union[None, Awaitable[None]]]]
+
+# A line longer than this from the daemon is a broken stream (its own cap is 1 MiB of
+# output per notification, base64 included).
+_LINE_LIMIT = 64 * 1024 * 1024
+
+
+async def _call_back(fn: Callback, value: Any) -> None:
+    if fn is None:
+        return
+    result = fn(value)
+    if inspect.isawaitable(result):
+        await result
+
+
+class _Call:
+    def __init__(self, on_stdout: Callback = None, on_stderr: Callback = None, on_network: Callback = None,
+                 events: Optional[asyncio.Queue] = None) -> None:
+        self.reply: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.on_stdout = on_stdout
+        self.on_stderr = on_stderr
+        self.on_network = on_network
+        self.events = events  # exec_stream: every notification, then the result
+        self.execution_id: Optional[str] = None
+        self.session: Optional[AsyncSession] = None
+
+
+class AsyncSession:
+    """An open session (stdio or terminal): output as bytes through iteration or
+    on_output, wait() for the session.ended params."""
+
+    def __init__(self, client: "AsyncClient", kind: str, on_output: Callback = None, on_ended: Callback = None,
+                 on_stderr: Callback = None, on_network: Callback = None) -> None:
+        self._client = client
+        self.kind = kind
+        self.id: Optional[str] = None
+        self.on_output = on_output
+        self.on_ended = on_ended
+        self.on_stderr = on_stderr
+        self.on_network = on_network
+        self.stderr = bytearray()
+        self.network: list = []
+        self.refused: list = []
+        self.ended: Optional[Json] = None
+        self._done = asyncio.Event()
+        self._queue: asyncio.Queue = asyncio.Queue()
+
+    async def write(self, data: Union[str, bytes]) -> Json:
+        """Sends one message (stdio) or input bytes (terminal); str or bytes."""
+        return await self._client.call("session.write", write_params(self.id, data))
+
+    async def resize(self, rows: int, cols: int) -> Json:
+        return await self._client.call("session.resize", {"session": self.id, "rows": rows, "cols": cols})
+
+    async def close(self) -> Json:
+        """Stdio: EOF on stdin, then the child's grace; terminal: cancelled."""
+        return await self._client.call("session.close", {"session": self.id})
+
+    async def wait(self, timeout: Optional[float] = None) -> Json:
+        await asyncio.wait_for(self._done.wait(), timeout)
+        assert self.ended is not None
+        return self.ended
+
+    async def read(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """The next chunk of output, or None once the session has ended."""
+        item = await asyncio.wait_for(self._queue.get(), timeout)
+        if item is None:
+            self._queue.put_nowait(None)  # later reads see the end too
+        return item
+
+    def __aiter__(self) -> "AsyncSession":
+        return self
+
+    async def __anext__(self) -> bytes:
+        item = await self.read()
+        if item is None:
+            raise StopAsyncIteration
+        return item
+
+    async def _output(self, data: bytes) -> None:
+        if self.on_output:
+            await _call_back(self.on_output, data)
+        else:
+            self._queue.put_nowait(data)
+
+    async def _stderr(self, data: bytes) -> None:
+        if self.on_stderr:
+            await _call_back(self.on_stderr, data)
+        else:
+            self.stderr += data
+
+    async def _end(self, params: Json) -> None:
+        self.ended = params
+        self._queue.put_nowait(None)
+        self._done.set()
+        await _call_back(self.on_ended, params)
+
+
+class AsyncExecution:
+    """A running exec: await wait() for its result, or cancel() it."""
+
+    def __init__(self, client: "AsyncClient", call_id: int, call: _Call) -> None:
+        self._client = client
+        self.id = call_id
+        self._call = call
+
+    @property
+    def execution_id(self) -> Optional[str]:
+        return self._call.execution_id
+
+    async def wait(self, timeout: Optional[float] = None) -> Json:
+        return result_of(await asyncio.wait_for(asyncio.shield(self._call.reply), timeout))
+
+    async def cancel(self) -> Json:
+        return await self._client.cancel(self.id)
+
+
+class AsyncClient:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._ids = itertools.count(1)
+        self._calls: Dict[int, _Call] = {}
+        self._sessions: Dict[Any, AsyncSession] = {}
+        self._lost: Optional[str] = None
+        self.connection_error: Optional[Json] = None
+        self._task = asyncio.get_running_loop().create_task(self._read_loop())
+
+    @classmethod
+    async def connect(cls, socket_path: str, connect_timeout: float = 10.0) -> "AsyncClient":
+        reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(socket_path, limit=_LINE_LIMIT),
+                                                connect_timeout)
+        return cls(reader, writer)
+
+    async def close(self) -> None:
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except OSError:
+            pass
+        try:
+            await asyncio.wait_for(self._task, 5)
+        except (asyncio.TimeoutError, asyncio.CancelledError):
+            self._task.cancel()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()
+
+    # -- methods ----------------------------------------------------------------------
+    async def exec(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+                   code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
+                   timeout: Optional[float] = None, on_stdout: Callback = None, on_stderr: Callback = None,
+                   on_network: Callback = None, wait_timeout: Optional[float] = None, **limits: Any) -> Json:
+        """Runs one program and returns its result (a dict, see PROTOCOL.md); the callbacks
+        receive stdout/stderr bytes and egress events as they arrive."""
+        execution = await self.exec_async(argv, language, code, stdin, timeout, on_stdout, on_stderr,
+                                          on_network, **limits)
+        return await execution.wait(wait_timeout)
+
+    async def exec_async(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+                         code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
+                         timeout: Optional[float] = None, on_stdout: Callback = None, on_stderr: Callback = None,
+                         on_network: Callback = None, **limits: Any) -> AsyncExecution:
+        params = exec_params(argv, language, code, stdin, timeout, bool(on_stdout or on_stderr or on_network),
+                             limits)
+        call = _Call(on_stdout, on_stderr, on_network)
+        call_id = await self._send("exec", params, call)
+        return AsyncExecution(self, call_id, call)
+
+    async def exec_stream(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+                          code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
+                          timeout: Optional[float] = None, **limits: Any) -> AsyncIterator[Tuple[str, Any]]:
+        """Runs one program and yields its events as they come: ("started", execution_id),
+        ("stdout", bytes), ("stderr", bytes), ("network", event), then ("result", dict).
+        An error reply is raised as CorralError."""
+        events: asyncio.Queue = asyncio.Queue()
+        call = _Call(events=events)
+        await self._send("exec", exec_params(argv, language, code, stdin, timeout, True, limits), call)
+        while True:
+            kind, value = await events.get()
+            if kind == "reply":
+                yield "result", result_of(value)
+                return
+            yield kind, value
+
+    async def open_session(self, argv: Optional[Sequence[str]] = None, kind: str = "stdio",
+                           on_output: Callback = None, on_ended: Callback = None, timeout: Optional[float] = None,
+                           on_stderr: Callback = None, on_network: Callback = None, **params: Any) -> AsyncSession:
+        """Opens a session and returns it. kind: "stdio" or "terminal"; keyword arguments
+        pass through as session.open params (env, tier, framing, rows, cols, echo,
+        idle_timeout, lifetime, memory, pids, cpu, network_allow)."""
+        call = _Call()
+        call.session = AsyncSession(self, kind, on_output, on_ended, on_stderr, on_network)
+        await self._send("session.open", session_params(argv, kind, on_stderr is not None, params), call)
+        result_of(await asyncio.wait_for(asyncio.shield(call.reply), timeout))
+        return call.session
+
+    async def cancel(self, call_id: int) -> Json:
+        return await self.call("cancel", {"id": call_id})
+
+    async def capabilities(self) -> Json:
+        return await self.call("capabilities")
+
+    async def describe(self) -> Json:
+        return await self.call("describe")
+
+    async def health(self) -> Json:
+        return await self.call("health")
+
+    async def call(self, method: str, params: Optional[Json] = None, timeout: Optional[float] = None) -> Any:
+        """Any method by name; its result, or CorralError."""
+        call = _Call()
+        await self._send(method, params or {}, call)
+        return result_of(await asyncio.wait_for(asyncio.shield(call.reply), timeout))
+
+    # -- plumbing ---------------------------------------------------------------------
+    async def _send(self, method: str, params: Json, call: _Call) -> int:
+        if self._lost:
+            raise ConnectionLost(self._lost)
+        call_id = next(self._ids)
+        self._calls[call_id] = call
+        line = json.dumps({"jsonrpc": "2.0", "id": call_id, "method": method, "params": params})
+        self._writer.write(line.encode("utf-8") + b"\n")
+        await self._writer.drain()
+        return call_id
+
+    async def _read_loop(self) -> None:
+        why = "the daemon closed the connection"
+        try:
+            while True:
+                line = await self._reader.readline()
+                if not line:
+                    break
+                if line.strip():
+                    await self._dispatch(json.loads(line))
+        except (OSError, ValueError, asyncio.LimitOverrunError) as e:
+            why = str(e)
+        if self.connection_error:
+            why = self.connection_error.get("message", why)
+        self._lost = why
+        calls, self._calls = self._calls, {}
+        sessions, self._sessions = self._sessions, {}
+        for call in calls.values():
+            self._finish(call, {"error": {"code": INTERNAL_ERROR, "message": "connection lost: " + why}})
+        for session in sessions.values():
+            await session._end(lost_session_end(session.id))
+
+    def _finish(self, call: _Call, reply: Json) -> None:
+        if not call.reply.done():
+            call.reply.set_result(reply)
+        if call.events is not None:
+            call.events.put_nowait(("reply", reply))
+
+    async def _dispatch(self, msg: Json) -> None:
+        method = msg.get("method")
+        params = msg.get("params", {})
+        if method in SESSION_NOTIFICATIONS:
+            session = self._sessions.get(params.get("session"))
+            if method == "session.ended":
+                self._sessions.pop(params.get("session"), None)
+            if session is None:
+                return
+            if method == "session.output":
+                await session._output(chunk_bytes(params))
+            elif method == "session.stderr":
+                await session._stderr(chunk_bytes(params))
+            elif method == "session.network":
+                session.network.append(params.get("event"))
+                await _call_back(session.on_network, params.get("event"))
+            elif method == "session.refused":
+                session.refused.append(params)
+            elif method == "session.ended":
+                await session._end(params)
+            return
+        if method is not None:
+            call = self._calls.get(params.get("id"))
+            if call is None:
+                return
+            if method == "exec.started":
+                call.execution_id = params.get("execution_id")
+                if call.events is not None:
+                    call.events.put_nowait(("started", call.execution_id))
+            elif method == "exec.output":
+                stream = "stdout" if params.get("stream") == "stdout" else "stderr"
+                data = chunk_bytes(params)
+                if call.events is not None:
+                    call.events.put_nowait((stream, data))
+                await _call_back(call.on_stdout if stream == "stdout" else call.on_stderr, data)
+            elif method == "exec.network":
+                if call.events is not None:
+                    call.events.put_nowait(("network", params.get("event")))
+                await _call_back(call.on_network, params.get("event"))
+            return
+        call_id = msg.get("id")
+        call = self._calls.pop(call_id, None) if call_id is not None else None
+        if call is None and call_id is None and "error" in msg:
+            # About the connection itself (refused, a line too long): kept as the reason
+            # if the daemon then hangs up.
+            self.connection_error = msg["error"]
+            return
+        if call is None:
+            return
+        if call.session is not None and "result" in msg:
+            # Registered before any of its notifications is read (they follow the reply).
+            call.session.id = msg["result"].get("session")
+            self._sessions[call.session.id] = call.session
+        self._finish(call, msg)

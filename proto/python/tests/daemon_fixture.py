@@ -1,0 +1,71 @@
+"""A real `corral serve` for the client tests (landlock tier, a temp socket and state dir).
+
+The binary: $CORRAL_BIN, else the repository's build/corral. PROBLEM says why the tests
+cannot run here (then they skip, printing it), or is None."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+BIN = os.environ.get("CORRAL_BIN") or os.path.join(REPO, "build", "corral")
+
+
+def wait_until(predicate, bound=10.0):
+    deadline = time.monotonic() + bound
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def binary_problem():
+    """Why the tests cannot run here, or None."""
+    if not os.access(BIN, os.X_OK):
+        return "corral binary not found at %s (set CORRAL_BIN)" % BIN
+    help_text = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True).stdout
+    if "--state-dir" not in help_text:
+        return "%s has no `serve --state-dir` (an older build; rebuild or set CORRAL_BIN)" % BIN
+    return None
+
+
+PROBLEM = binary_problem()
+if PROBLEM:
+    print("skipping the corral client tests: " + PROBLEM, file=sys.stderr)
+
+
+class Daemon:
+    """Started by start(), stopped (and everything it made removed) by stop(). `config`:
+    the corral.toml text, if any."""
+
+    def __init__(self, prefix="corral-py-", config=None):
+        self.dir = tempfile.mkdtemp(prefix=prefix)
+        os.chmod(self.dir, 0o700)
+        self.sock = os.path.join(self.dir, "corral.sock")
+        argv = [BIN, "serve", "--socket", self.sock, "--state-dir", os.path.join(self.dir, "state")]
+        if config is not None:
+            path = os.path.join(self.dir, "corral.toml")
+            with open(path, "w") as f:
+                f.write(config)
+            argv += ["--config", path]
+        env = dict(os.environ)
+        env.pop("CORRAL_ALLOW_HOST", None)
+        self.process = subprocess.Popen(argv, cwd=self.dir, env=env, stderr=subprocess.PIPE)
+        if not wait_until(lambda: os.path.exists(self.sock)):
+            self.process.kill()
+            why = self.process.stderr.read()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise RuntimeError("corral serve did not create its socket: %s" % why)
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=30)
+        self.process.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
