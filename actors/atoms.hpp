@@ -24,7 +24,7 @@ using warm_atom = caf::atom_constant<caf::atom("warm")>;
 using eof_wait_atom = caf::atom_constant<caf::atom("eofwait")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
-// Sessions (see actors/session_messages.hpp).
+// Sessions (see actors/sessions/session_messages.hpp).
 using session_atom = caf::atom_constant<caf::atom("session")>;
 using terminal_atom = caf::atom_constant<caf::atom("terminal")>;
 using send_atom = caf::atom_constant<caf::atom("send")>;

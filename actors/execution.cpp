@@ -3,12 +3,12 @@
 #include <atomic>
 #include <csignal>
 #include <filesystem>
-#include <sys/wait.h>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
+#include "actors/child_exit.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/execution_state.hpp"
 #include "actors/io/io_loop.hpp"
@@ -34,11 +34,6 @@ void close_phase(execution_state& st, const char* name) {
 
 using self_ptr = caf::stateful_actor<execution_state>*;
 
-// After the helper exits, a descendant that escaped the kill (only possible when the
-// helper itself was SIGKILLed) may hold a pipe open; the streams are closed after this.
-constexpr std::chrono::milliseconds kEofBound{2000};
-// A lease that does not finish in this time is reported and abandoned.
-constexpr std::chrono::seconds kLeaseBound{30};
 // The pool answers from its own state; past this, start cold rather than wait.
 constexpr std::chrono::seconds kTakeBound{5};
 // After a jail's result: how long the helper and the jail's init get to exit on their own
@@ -52,7 +47,7 @@ verdict judge(const execution_state& st, const lease_report& report) {
   if (st.cancelled) return verdict::cancelled;
   if (report.out_of_memory) return verdict::out_of_memory;
   if (report.pids_limit_hit) return verdict::pids_limit;
-  if (st.target_exit && WIFSIGNALED(st.target_exit->wait_status)) return verdict::signaled;
+  if (st.target_exit && decode_wait_status(st.target_exit->wait_status).term_signal) return verdict::signaled;
   bool compile_step = st.plan.steps[st.step].compile;
   if (compile_step) return verdict::compile_failed;
   if ((st.out && st.out->truncated) || (st.err && st.err->truncated)) return verdict::output_truncated;
@@ -98,16 +93,13 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
   r.timed_out = st.timed_out;
   if (st.out) r.out = std::move(*st.out);
   if (st.err) r.err = std::move(*st.err);
+  auto ending = program_ending(st.target_exit, st.helper_wait_status);
+  r.exit_code = ending.exit_code;
+  r.term_signal = ending.term_signal;
   if (st.target_exit) {
-    int ws = st.target_exit->wait_status;
-    if (WIFEXITED(ws)) r.exit_code = WEXITSTATUS(ws);
-    if (WIFSIGNALED(ws)) r.term_signal = WTERMSIG(ws);
     r.usage.peak_memory_bytes = st.target_exit->maxrss_kb * 1024;
     r.usage.cpu_user_us = st.target_exit->user_us;
     r.usage.cpu_system_us = st.target_exit->system_us;
-  } else if (WIFSIGNALED(st.helper_wait_status)) {
-    // The helper itself was killed (the last-resort SIGKILL of its group).
-    r.term_signal = WTERMSIG(st.helper_wait_status);
   }
   // A cgroup's counters see every process of the execution, not only the waited-for ones.
   if (report.usage.peak_memory_bytes) r.usage.peak_memory_bytes = report.usage.peak_memory_bytes;
@@ -191,8 +183,7 @@ void step_complete(self_ptr self) {
                                             f.name + ": " + f.message + " (errno " +
                                                 std::to_string(f.error_number) + ")"));
   }
-  bool succeeded = st.target_exit && WIFEXITED(st.target_exit->wait_status) &&
-                   WEXITSTATUS(st.target_exit->wait_status) == 0;
+  bool succeeded = st.target_exit && decode_wait_status(st.target_exit->wait_status).exit_code == 0;
   bool more = st.step + 1 < st.plan.steps.size();
   if (more && succeeded && !st.timed_out && !st.cancelled) {
     ++st.step;

@@ -4,7 +4,7 @@
 //   auto rt = corral::runtime::start(options);       // detects the kernel, sweeps leftovers
 //   auto result = (*rt)->exec(request);              // blocking; or exec_async with a callback
 //
-// Sessions (long-lived children; protocol in actors/session_messages.hpp):
+// Sessions (long-lived children; protocol in actors/sessions/session_messages.hpp):
 //   auto s = (*rt)->open_session(request, owner);    // stdio: messages and the end go to owner
 //   auto t = (*rt)->open_terminal(request);          // pty: clients attach with reattach_atom
 //   actors/session_client.hpp wraps a stdio session in a blocking class.
@@ -19,7 +19,7 @@
 
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"

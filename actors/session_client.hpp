@@ -17,7 +17,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/runtime.hpp"
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 
 namespace corral {
 

@@ -11,8 +11,8 @@
 #include "actors/execution_planner.hpp"
 #include "actors/execution_state.hpp"
 #include "actors/fair_queue.hpp"
-#include "actors/stdio_session.hpp"
-#include "actors/terminal_session.hpp"
+#include "actors/sessions/stdio_session.hpp"
+#include "actors/sessions/terminal_session.hpp"
 #include "actors/warm/warm_pool.hpp"
 #include "config/tighten.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
@@ -45,6 +45,35 @@ struct supervisor_state {
 namespace {
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
+
+// The checks every request passes before it is planned: the runtime still takes work, and
+// the tier it names (or the profile's) exists and the policy allows it.
+expected<planning_context> admit(self_ptr self, const std::string& tier) {
+  auto& st = self->state;
+  if (st.stopping) return make_failure(failure_kind::refused, "the runtime is stopping");
+  const auto& prof = *st.config.prof;
+  auto chosen = st.config.tiers->select(tier.empty() ? prof.tier : tier, st.config.policy);
+  if (!chosen) return chosen.error();
+  return planning_context{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
+}
+
+// One path for both session kinds: admitted, numbered, planned and spawned by its kind
+// (open_session in actors/sessions/), then monitored until it ends. `tag` sets the kinds'
+// ids apart ("-s", "-t"); `owner` is the stdio session's only.
+template <class Request, class... Owner>
+session_opened open(self_ptr self, const Request& request, const char* tag, Owner&&... owner) {
+  auto& st = self->state;
+  auto ctx = admit(self, request.tier);
+  if (!ctx) return {false, ctx.error(), {}, 0};
+  auto number = st.next_session++;
+  session_opening at{st.instance + tag + std::to_string(number), number, std::move(*ctx),
+                     session_env{st.config.io, st.config.helper_path, st.config.make_lease}};
+  auto session = open_session(self->system(), request, std::move(at), std::forward<Owner>(owner)...);
+  if (!session) return {false, session.error(), {}, 0};
+  self->monitor(*session);
+  st.sessions.insert(*session);
+  return {true, {}, *session, number};
+}
 
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
@@ -127,12 +156,8 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
   return {
       [=](exec_atom, exec_request& request) -> caf::result<exec_outcome> {
         auto& st = self->state;
-        if (st.stopping)
-          return exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}};
-        const auto& prof = *st.config.prof;
-        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier,
-                                              st.config.policy);
-        if (!chosen) return exec_outcome{false, chosen.error(), {}};
+        auto ctx = admit(self, request.tier);
+        if (!ctx) return exec_outcome{false, ctx.error(), {}};
         bool must_wait = st.running.size() >= st.config.max_concurrent;
         auto client = request.client;
         if (must_wait && client != 0 && st.queue.queued(client) >= st.config.max_queued_per_client)
@@ -141,9 +166,8 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
                                            "this client already has " + std::to_string(st.queue.queued(client)) +
                                                " executions waiting for a slot (the limit); wait for some to finish"),
                               {}};
-        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
         auto id = st.instance + "-" + std::to_string(st.next_id++);
-        auto plan = plan_execution(request, id, ctx);
+        auto plan = plan_execution(request, id, *ctx);
         if (!plan) return exec_outcome{false, plan.error(), {}};
         auto reply = self->make_response_promise<exec_outcome>();
         if (!must_wait) {
@@ -156,37 +180,9 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         return reply;
       },
       [=](session_atom, session_request& request, caf::actor& owner) -> session_opened {
-        auto& st = self->state;
-        if (st.stopping) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, 0};
-        const auto& prof = *st.config.prof;
-        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier, st.config.policy);
-        if (!chosen) return {false, chosen.error(), {}, 0};
-        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
-        auto number = st.next_session++;
-        auto plan = plan_stdio_session(request, st.instance + "-s" + std::to_string(number), number, ctx);
-        if (!plan) return {false, plan.error(), {}, 0};
-        session_env env{st.config.io, st.config.helper_path, st.config.make_lease};
-        auto session = spawn_stdio_session(self->system(), std::move(*plan), std::move(env), std::move(owner));
-        self->monitor(session);
-        st.sessions.insert(session);
-        return {true, {}, session, number};
+        return open(self, request, "-s", std::move(owner));
       },
-      [=](terminal_atom, terminal_request& request) -> session_opened {
-        auto& st = self->state;
-        if (st.stopping) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, 0};
-        const auto& prof = *st.config.prof;
-        auto chosen = st.config.tiers->select(request.tier.empty() ? prof.tier : request.tier, st.config.policy);
-        if (!chosen) return {false, chosen.error(), {}, 0};
-        planning_context ctx{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
-        auto number = st.next_session++;
-        auto plan = plan_terminal_session(request, st.instance + "-t" + std::to_string(number), number, ctx);
-        if (!plan) return {false, plan.error(), {}, 0};
-        session_env env{st.config.io, st.config.helper_path, st.config.make_lease};
-        auto session = spawn_terminal_session(self->system(), std::move(*plan), std::move(env));
-        self->monitor(session);
-        st.sessions.insert(session);
-        return {true, {}, session, number};
-      },
+      [=](terminal_atom, terminal_request& request) -> session_opened { return open(self, request, "-t"); },
       [=](warm_atom, std::size_t ready) { self->state.warm_ready = ready; },
       [=](stats_atom) {
         auto& st = self->state;

@@ -15,6 +15,8 @@
 //                                                           remove the cgroup and its record
 #pragma once
 
+#include <chrono>
+
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include "actors/exec_result.hpp"
@@ -23,6 +25,10 @@
 #include "tiers/tier.hpp"
 
 namespace corral {
+
+// How long a lease may take to answer acquire, tighten, report or finish; past it the lease
+// is reported and abandoned.
+inline constexpr std::chrono::seconds kLeaseBound{30};
 
 struct lease_acquired {
   bool ok = false;

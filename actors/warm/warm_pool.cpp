@@ -24,7 +24,6 @@ using std::chrono::milliseconds;
 
 // Far from the ids executions (from 1) and sessions (from 1 << 48) take.
 constexpr process_id kFirstWarmProcess = process_id{1} << 47;
-constexpr std::chrono::seconds kLeaseBound{30};
 constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{30'000};
 // Arming a jail (namespaces, mounts, rulesets) costs the machine more than a short program

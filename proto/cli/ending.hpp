@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/exec_result.hpp"
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 #include "config/failure.hpp"
 #include "config/limits.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 
 namespace corral::cli {
 

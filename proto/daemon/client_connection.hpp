@@ -19,7 +19,7 @@
 #include <caf/stateful_actor.hpp>
 #include <nlohmann/json.hpp>
 
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 #include "proto/daemon/daemon_messages.hpp"
 #include "proto/daemon/exec_job.hpp"
 #include "proto/daemon/peer_credentials.hpp"

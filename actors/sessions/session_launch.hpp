@@ -1,6 +1,6 @@
 // Starting a session's child: what the spawner does for an execution step (the tier's
 // launch plan, then the exec helper through the I/O loop), with the stream routes and the
-// pty a session needs, and in allowlist mode the session's egress proxy (actors/session_egress.hpp).
+// pty a session needs, and in allowlist mode the session's egress proxy (actors/sessions/session_egress.hpp).
 // The spawn's outcome reaches `owner` as io_spawned/io_spawn_failed.
 #pragma once
 

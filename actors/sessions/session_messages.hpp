@@ -1,6 +1,6 @@
 // What sessions accept and what they tell their owner. One header for both session kinds.
 //
-// Stdio session (actors/stdio_session.hpp), from its owner:
+// Stdio session (actors/sessions/stdio_session.hpp), from its owner:
 //   (send_atom, std::string message) -> session_reply  framed and written to the child's
 //        stdin; the reply comes once the input queue is under its bound (backpressure) or
 //        says why the message was refused (over the limit, a newline in newline framing,
@@ -18,7 +18,7 @@
 //   session_ended     last: why, how the child exited, the tail of its stderr, the
 //                     network audit (allowlist mode)
 //
-// Terminal session (actors/terminal_session.hpp), from anyone holding its handle:
+// Terminal session (actors/sessions/terminal_session.hpp), from anyone holding its handle:
 //   (reattach_atom, caf::actor client) -> std::string  the scrollback; then terminal_output
 //                                                      goes to `client` (one client at a time)
 //   (detach_atom)                                      output only to the scrollback
@@ -40,7 +40,7 @@
 
 #include "actors/exec_result.hpp"
 #include "actors/message_framing.hpp"
-#include "actors/session_state.hpp"
+#include "actors/sessions/session_state.hpp"
 #include "config/failure.hpp"
 
 namespace corral {

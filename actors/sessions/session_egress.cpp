@@ -1,4 +1,4 @@
-#include "actors/session_egress.hpp"
+#include "actors/sessions/session_egress.hpp"
 
 #include <chrono>
 

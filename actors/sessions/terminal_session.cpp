@@ -1,0 +1,135 @@
+#include "actors/sessions/terminal_session.hpp"
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/sessions/session_lifecycle.hpp"
+#include "actors/sessions/session_log.hpp"
+
+namespace corral {
+
+namespace {
+
+// Read ahead of the actor: a terminal is consumed at once into the scrollback, so this only
+// bounds what one burst of output costs.
+constexpr std::uint64_t kReadWindow = 64 * 1024;
+// How much of the scrollback the end report carries.
+constexpr std::size_t kEndTailBytes = 4096;
+
+} // namespace
+
+struct terminal_session_state : session_kind {
+  using self_ptr = caf::stateful_actor<terminal_session_state>*;
+
+  // CAF constructs the state with its actor.
+  explicit terminal_session_state(self_ptr self) : self(self), child(self, *this, session_type::terminal) {}
+
+  self_ptr self;
+  session_lifecycle child;
+  terminal_request options;
+  caf::actor client;  // the attached one, if any: it may go away while the terminal lives
+  session_log scrollback;
+  std::uint64_t read_outstanding = 0;
+  std::uint64_t inputs = 0;
+
+  caf::actor peer() const override { return client; }
+
+  session_streams streams() override {
+    session_streams s;
+    s.out = {self, kReadWindow, overflow_policy::pause};
+    s.err = {self, 0, overflow_policy::pause};  // unused: the pty carries stderr too
+    s.pty = {true, options.rows, options.cols, options.echo};
+    read_outstanding = kReadWindow;
+    return s;
+  }
+
+  void on_spawned() override {
+    if (child.reason_decided()) child.terminate();  // ended while it was being spawned
+  }
+
+  void fill_end(session_ended& end, const lease_report&) override {
+    auto tail = scrollback.contents();
+    end.stderr_tail = tail.size() > kEndTailBytes ? tail.substr(tail.size() - kEndTailBytes) : tail;
+    end.messages_in = inputs;
+  }
+
+  void fill_info(session_info& info) const override {
+    info.messages_in = inputs;
+    info.buffered_bytes = scrollback.contents().size();
+  }
+
+  static inline const char* name = "terminal_session";
+};
+
+namespace {
+
+using self_ptr = terminal_session_state::self_ptr;
+
+void on_output(self_ptr self, std::string& bytes) {
+  auto& st = self->state;
+  st.scrollback.append(bytes);
+  st.read_outstanding -= std::min<std::uint64_t>(st.read_outstanding, bytes.size());
+  if (st.read_outstanding < kReadWindow / 2 && !st.child.at_eof(stream_kind::out)) {
+    st.child.io().add_credit(st.child.process(), stream_kind::out, kReadWindow - st.read_outstanding);
+    st.read_outstanding = kReadWindow;
+  }
+  if (st.client) self->send(st.client, terminal_output{st.child.number(), std::move(bytes)});
+}
+
+caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_request options, std::uint64_t number,
+                               session_env env) {
+  auto& st = self->state;
+  st.options = std::move(options);
+  st.scrollback = session_log(st.options.scrollback_bytes);
+  self->set_down_handler([=](caf::down_msg& down) {
+    auto& s = self->state;
+    if (s.child.handle_down(down)) return;
+    // A client that goes away only detaches: the terminal outlives it.
+    if (s.client && down.source == s.client.address()) s.client = caf::actor{};
+  });
+  st.child.start(std::move(exec), number, std::move(env), st.options.startup_timeout, st.options.lifetime, false);
+  return st.child.handlers().or_else(
+      [=](io_chunk& chunk) {
+        if (chunk.id != self->state.child.process() || chunk.stream != stream_kind::out) return;
+        on_output(self, chunk.bytes);
+      },
+      [=](io_written&) {},
+      [=](io_stdin_closed&) {},
+      [=](reattach_atom, caf::actor& client) -> std::string {
+        auto& s = self->state;
+        if (s.client && s.client != client) self->demonitor(s.client);
+        s.client = client;
+        if (client) self->monitor(client);
+        return s.scrollback.contents();
+      },
+      [=](detach_atom) {
+        auto& s = self->state;
+        if (s.client) self->demonitor(s.client);
+        s.client = caf::actor{};
+      },
+      [=](input_atom, std::string& bytes) {
+        auto& s = self->state;
+        if (s.child.phase() != session_phase::starting && s.child.phase() != session_phase::running) return;
+        ++s.inputs;
+        s.child.write_input(std::move(bytes));
+      },
+      [=](resize_atom, std::uint16_t rows, std::uint16_t cols) {
+        auto& s = self->state;
+        if (s.child.launched()) s.child.io().resize(s.child.process(), rows, cols);
+      });
+}
+
+} // namespace
+
+expected<caf::actor> open_session(caf::actor_system& system, const terminal_request& request, session_opening at) {
+  if (request.rows == 0 || request.cols == 0)
+    return make_failure(failure_kind::invalid_request, "a terminal needs at least one row and one column");
+  auto argv = request.argv.empty() ? std::vector<std::string>{"/bin/sh"} : request.argv;
+  auto env = request.env;
+  if (!env.count("TERM")) env["TERM"] = "xterm-256color";
+  auto exec = plan_session_child(request, std::move(argv), std::move(env), at);
+  if (!exec) return exec.error();
+  return system.spawn(terminal_session, std::move(*exec), request, at.number, std::move(at.env));
+}
+
+} // namespace corral
