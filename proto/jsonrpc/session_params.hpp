@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/session_messages.hpp"
+#include "actors/sessions/session_messages.hpp"
 #include "config/failure.hpp"
 
 namespace corral {
