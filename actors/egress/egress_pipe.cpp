@@ -187,18 +187,24 @@ void on_peer_eof(conn* c, bool from_client) {
   shutdown_side(c, !from_client);
 }
 
+namespace {
+
+// Connected to the destination: relaying, or a tunnel waiting for the program's first bytes,
+// which may be carrying the destination's (a server that speaks first). Such a connection
+// has the relay's idle bound, not the request head's.
+bool connected(const conn* c) {
+  return c->phase == connection_phase::relaying || c->phase == connection_phase::hello;
+}
+
+} // namespace
+
 void touch(conn* c) {
-  // A tunnel waiting for the program's first bytes is connected and may be carrying the
-  // destination's (a server that speaks first): it has the relay's idle bound, not the
-  // request head's.
-  bool connected = c->phase == connection_phase::relaying || c->phase == connection_phase::hello;
-  auto bound = connected ? c->idle_timeout
+  auto bound = connected(c) ? c->idle_timeout
                : c->phase == connection_phase::draining ? kDrainBound
                                                          : c->relay->limits().head_timeout;
   uv_timer_start(&c->timer, [](uv_timer_t* t) {
     auto* cc = static_cast<conn*>(t->data);
-    bool was_connected = cc->phase == connection_phase::relaying || cc->phase == connection_phase::hello;
-    close_connection(cc, was_connected ? "idle timeout"
+    close_connection(cc, connected(cc) ? "idle timeout"
                          : cc->phase == connection_phase::draining ? cc->failure
                                                                    : "no complete request in time");
   }, static_cast<std::uint64_t>(bound.count()), 0);

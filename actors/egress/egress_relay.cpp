@@ -221,6 +221,7 @@ void egress_relay::on_client_eof(conn* c) {
   // ClientHello to hold: relay, so the destination's bytes still reach it. Anything else
   // (an unfinished head, an unfinished ClientHello) ends here.
   if (c->phase != connection_phase::hello || !c->inbox.empty()) return close_connection(c, c->failure);
+  c->client_eof = true;  // so start_relay does not read the program's ended side again
   start_relay(c);
   on_peer_eof(c, true);
 }

@@ -1,6 +1,8 @@
 #include "tiers/cgroups/cgroup_detect.hpp"
 
+#include <algorithm>
 #include <unistd.h>
+#include <vector>
 
 #include "tiers/cgroups/cgroup_files.hpp"
 #include "tiers/cgroups/cgroup_mounts.hpp"
@@ -26,13 +28,14 @@ void detect_cgroups(kernel_features& f) {
   }
   // v1 (or hybrid, whose cgroup2 mount carries no controllers): a writable hierarchy per
   // controller.
-  std::string root, read_only;
+  std::string root;
+  std::vector<std::string> read_only;  // mount points, each once
   for (const char* c : {"memory", "pids", "cpu"}) {
     for (const auto& m : mounts) {
       if (m.v2 || !contains(m.controllers, c)) continue;
       if (::access((m.point + "/cgroup.procs").c_str(), W_OK) != 0) {
-        if (read_only.find(m.point) == std::string::npos)
-          read_only += (read_only.empty() ? "" : ", ") + m.point;
+        if (std::find(read_only.begin(), read_only.end(), m.point) == read_only.end())
+          read_only.push_back(m.point);
         continue;
       }
       f.cgroup_controllers.push_back(c);
@@ -47,8 +50,10 @@ void detect_cgroups(kernel_features& f) {
   }
   // Say which of the two it is: hierarchies that exist but are not this user's to write
   // (the usual case for a non-root user on v1), or none at all.
+  std::string listed;
+  for (auto& p : read_only) listed += (listed.empty() ? "" : ", ") + p;
   if (!read_only.empty())
-    f.cgroup_error = "the cgroup v1 hierarchies (" + read_only + ") are mounted but not writable by uid " +
+    f.cgroup_error = "the cgroup v1 hierarchies (" + listed + ") are mounted but not writable by uid " +
                      std::to_string(::geteuid()) + ", and cgroup v1 cannot be delegated to a user";
   else
     f.cgroup_error = "no cgroup v2 mount offers memory, pids and cpu, and no cgroup v1 hierarchy has them";

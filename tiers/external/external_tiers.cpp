@@ -1,6 +1,7 @@
 #include "tiers/external/external_tiers.hpp"
 
 #include <cctype>
+#include <sstream>
 
 #include "tiers/external/container_tier.hpp"
 #include "tiers/external/gvisor_tier.hpp"
@@ -28,25 +29,16 @@ std::string telling_line(const std::string& output) {
     for (auto& ch : l) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     return l;
   };
-  std::vector<std::string> lines;
-  std::size_t at = 0;
-  while (at <= output.size()) {
-    auto end = output.find('\n', at);
-    auto line = output.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (!line.empty() && line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
-    if (end == std::string::npos) break;
-    at = end + 1;
-  }
+  std::vector<std::pair<std::string, std::string>> lines;  // as printed, lower case
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find_first_not_of(" \t\r") != std::string::npos) lines.emplace_back(line, lower(line));
   if (lines.empty()) return "";
-  for (auto& l : lines) {
-    auto low = lower(l);
-    if (low.find("error") != std::string::npos || low.find("fatal") != std::string::npos) return first_line(l);
-  }
-  for (auto& l : lines) {
-    auto low = lower(l);
-    if (low.find("warn") == std::string::npos) return first_line(l);
-  }
-  return first_line(lines.front());
+  for (auto& [line, low] : lines)
+    if (low.find("error") != std::string::npos || low.find("fatal") != std::string::npos) return first_line(line);
+  for (auto& [line, low] : lines)
+    if (low.find("warn") == std::string::npos) return first_line(line);
+  return first_line(lines.front().first);
 }
 
 std::string probe_failure(const std::string& what, const std::vector<std::string>& argv,
