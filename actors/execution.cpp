@@ -68,13 +68,13 @@ void reply_failure(self_ptr self, failure f) {
   retire_unlaunched_jail(st);
   st.phase = execution_phase::done;
   st.reply.deliver(exec_outcome{false, std::move(f), {}});
-  remove_scratch_dir(st.plan.scratch_dir);
+  st.plan.scratch->remove();
   self->quit(caf::exit_reason::user_shutdown);
 }
 
 // The scratch dir goes once nothing of the execution can still use it.
 void end(self_ptr self) {
-  remove_scratch_dir(self->state.plan.scratch_dir);
+  self->state.plan.scratch->remove();
   self->quit(caf::exit_reason::user_shutdown);
 }
 
@@ -197,7 +197,7 @@ launch_request step_request(const execution_state& st, const exec_step& step) {
   launch_request request;
   request.argv = step.argv;
   request.env = step.env;
-  request.scratch_dir = st.plan.scratch_dir;
+  request.scratch_dir = st.plan.scratch->path();
   request.effective = st.plan.effective;
   request.caller_path = st.plan.caller_path;
   request.start_in_scratch = step.in_scratch;
@@ -311,8 +311,8 @@ void start_warm(self_ptr self, warm_jail jail) {
   self->monitor(st.lease);
   st.warm = std::move(jail);
   // What the planner wrote (the source file) goes where the jail already shows /work.
-  auto moved = move_scratch_contents(st.plan.scratch_dir, st.warm->scratch_dir);
-  st.plan.scratch_dir = st.warm->scratch_dir;  // removed at the end either way
+  auto moved = st.warm->scratch->take_contents_of(*st.plan.scratch);
+  st.plan.scratch = st.warm->scratch;  // the jail's dir is the execution's now, removed at its end
   if (!moved) return reply_failure(self, moved.error());
   // The jail's cgroups were made with the profile's limits: the request's may be tighter.
   const auto& armed = st.warm->armed_limits;

@@ -23,6 +23,7 @@
 #include "actors/leases/lease_request.hpp"
 #include "config/limits.hpp"
 #include "config/profile.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {
@@ -42,7 +43,9 @@ struct execution_plan {
   std::vector<exec_step> steps;
   limits effective;
   std::optional<std::string> stdin_data;
-  std::string scratch_dir;  // created by the supervisor, removed when the execution ends
+  // The working directory (the jail's /work): made by the planner, removed by its owner on the
+  // way out (the execution's end, a session's end, or the queue's drain at stop).
+  std::shared_ptr<scratch_dir_owner> scratch;
   std::string caller_path;
   std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
   network_mode network = network_mode::none;

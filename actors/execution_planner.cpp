@@ -114,14 +114,11 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   std::map<std::string, std::string> env = prof.env;
   for (auto& [k, v] : r.env) env[k] = v;
 
-  auto scratch = make_scratch_dir(ctx.scratch_parent, id, effective->scratch_bytes);
+  // A plan refused past here drops its owner, which removes the dir.
+  auto scratch = scratch_dir_owner::make(ctx.scratch_parent, id, effective->scratch_bytes);
   if (!scratch) return scratch.error();
-  plan.scratch_dir = *scratch;
+  plan.scratch = std::move(*scratch);
   if (!scratch_dir_bounded()) plan.not_enforced.push_back("scratch_size");
-  auto cleanup_on_failure = [&](failure f) -> expected<execution_plan> {
-    remove_scratch_dir(plan.scratch_dir);
-    return f;
-  };
 
   if (r.language == "argv") {
     plan.steps.push_back({r.argv, env, false});
@@ -132,7 +129,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   std::string src = lang->source_file;
   std::string bin = "./main";
   if (!src.empty())
-    if (auto s = write_file(plan.scratch_dir + "/" + src, r.code); !s) return cleanup_on_failure(s.error());
+    if (auto s = write_file(plan.scratch->path() + "/" + src, r.code); !s) return s.error();
   if (!lang->compile.empty()) {
     auto compile_env = toolchain_env(lang->compile_env_allowlist);
     for (auto& [k, v] : env) compile_env[k] = v;

@@ -192,7 +192,7 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         auto& st = self->state;
         st.stopping = true;
         st.queue.drain([](supervisor_state::waiting& w) {
-          remove_scratch_dir(w.plan.scratch_dir);
+          w.plan.scratch->remove();
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
         });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);

@@ -152,7 +152,7 @@ void session_lifecycle::report_end(const lease_report& report) {
                end.exit_code.value_or(-1), end.term_signal.value_or(0), end.messages_out, end.messages_in);
   phase_ = session_phase::closed;
   if (auto peer = kind_.peer()) self_->send(peer, std::move(end));
-  remove_scratch_dir(exec_.scratch_dir);
+  exec_.scratch->remove();
   self_->quit();
 }
 

@@ -39,7 +39,7 @@ struct warm_entry {
   std::string id;
   caf::actor lease;
   lease_grant grant;
-  std::string scratch_dir;
+  std::shared_ptr<scratch_dir_owner> scratch;
   jail_spec armed;
   bool ready = false;  // the helper reported `armed`
 };
@@ -59,19 +59,13 @@ struct warm_pool_state {
   std::vector<caf::typed_response_promise<bool>> stop_replies;
 
   static inline const char* name = "warm_pool";
-
-  // Ended without stop (its supervisor went away): the leases, dropped with this state,
-  // kill and remove their cgroups themselves; the scratch dirs are ours to remove.
-  ~warm_pool_state() {
-    for (auto& [process, e] : entries) remove_scratch_dir(e.scratch_dir);
-  }
+  // Ended without stop (its supervisor went away): the leases and scratch dirs' owners,
+  // dropped with this state, kill, unmount and remove what is left themselves.
 };
 
 namespace {
 
 using self_ptr = caf::stateful_actor<warm_pool_state>*;
-
-void remove_dir(const std::string& dir) { remove_scratch_dir(dir); }
 
 void answer_stop_if_done(self_ptr self) {
   auto& st = self->state;
@@ -82,24 +76,27 @@ void answer_stop_if_done(self_ptr self) {
 
 // Ends a jail nobody took: EOF on its fd 3 lets it exit, the lease kills whatever is left
 // and removes its cgroups, then the scratch dir goes.
-void retire(self_ptr self, process_id process, caf::actor lease, std::string scratch_dir) {
+void retire(self_ptr self, process_id process, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch) {
   auto& st = self->state;
   if (process) {
     st.config.io->launch(process, "");
     st.config.io->release(process);
   }
-  if (!lease) return remove_dir(scratch_dir);
+  if (!lease) {
+    scratch->remove();
+    return;
+  }
   self->demonitor(lease);
   ++st.retiring;
   self->request(lease, kLeaseBound, finish_atom::value)
       .then(
           [=](lease_report&) {
-            remove_dir(scratch_dir);
+            scratch->remove();
             --self->state.retiring;
             answer_stop_if_done(self);
           },
           [=](caf::error&) {
-            remove_dir(scratch_dir);
+            scratch->remove();
             --self->state.retiring;
             answer_stop_if_done(self);
           });
@@ -128,16 +125,17 @@ void arming_failed(self_ptr self, const std::string& why) {
 }
 
 // Lease acquired: plan the jail's boundary and start its helper in warm mode.
-void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::string scratch_dir, lease_grant grant) {
+void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch,
+                lease_grant grant) {
   auto& st = self->state;
   launch_request placeholder;
   placeholder.argv = {kPlaceholderProgram};
-  placeholder.scratch_dir = scratch_dir;
+  placeholder.scratch_dir = scratch->path();
   placeholder.effective = st.config.defaults;
   placeholder.caller_path = st.config.caller_path;
   auto plan = st.config.boundary->plan(placeholder, grant);
   if (!plan) {
-    retire(self, 0, lease, scratch_dir);
+    retire(self, 0, lease, scratch);
     return arming_failed(self, plan.error().message);
   }
   process_id process = kFirstWarmProcess + st.next++;
@@ -152,7 +150,7 @@ void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::string scr
   // Nothing is read for anyone until an execution adopts the jail with its own routes.
   cmd.out = {self, 0, overflow_policy::discard};
   cmd.err = {self, 0, overflow_policy::discard};
-  st.entries[process] = warm_entry{std::move(id), std::move(lease), std::move(grant), std::move(scratch_dir),
+  st.entries[process] = warm_entry{std::move(id), std::move(lease), std::move(grant), std::move(scratch),
                                    std::move(plan->spec), false};
   st.config.io->spawn(std::move(cmd));
 }
@@ -160,9 +158,9 @@ void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::string scr
 void arm_one(self_ptr self) {
   auto& st = self->state;
   auto id = st.config.instance + "-w" + std::to_string(st.next);
-  auto made = make_scratch_dir(st.config.scratch_parent, id, st.config.defaults.scratch_bytes);
+  auto made = scratch_dir_owner::make(st.config.scratch_parent, id, st.config.defaults.scratch_bytes);
   if (!made) return arming_failed(self, made.error().message);
-  std::string scratch_dir = *made;
+  std::shared_ptr<scratch_dir_owner> scratch = *made;
 
   auto lease = st.config.make_lease(lease_request{id, st.config.boundary, st.config.defaults});
   self->monitor(lease);
@@ -174,15 +172,15 @@ void arm_one(self_ptr self) {
             auto& s = self->state;
             --s.leasing;
             if (!acquired.ok || s.stopping) {
-              retire(self, 0, lease, scratch_dir);
+              retire(self, 0, lease, scratch);
               if (!acquired.ok) arming_failed(self, acquired.error.message);
               return answer_stop_if_done(self);
             }
-            spawn_jail(self, id, lease, scratch_dir, acquired.grant);
+            spawn_jail(self, id, lease, scratch, acquired.grant);
           },
           [=](caf::error& e) {
             --self->state.leasing;
-            retire(self, 0, lease, scratch_dir);
+            retire(self, 0, lease, scratch);
             arming_failed(self, "acquiring the lease: " + self->system().render(e));
             answer_stop_if_done(self);
           });
@@ -202,7 +200,7 @@ void lost(self_ptr self, process_id process, const std::string& why) {
   auto e = std::move(it->second);
   st.entries.erase(it);
   if (e.ready) report_ready(self);
-  retire(self, process, e.lease, e.scratch_dir);
+  retire(self, process, e.lease, e.scratch);
   if (!st.stopping) arming_failed(self, why);
   fill(self);
 }
@@ -240,7 +238,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
           self->monitor(taker);
           self->delayed_send(self, kRearmDelay, rearm_atom::value, taker);
         }
-        warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch_dir),
+        warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch),
                        std::move(e.armed), st.config.defaults};
         st.entries.erase(it);
         report_ready(self);
@@ -281,7 +279,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         st.stopping = true;
         auto entries = std::move(st.entries);
         st.entries.clear();
-        for (auto& [process, e] : entries) retire(self, process, e.lease, e.scratch_dir);
+        for (auto& [process, e] : entries) retire(self, process, e.lease, e.scratch);
         if (st.leasing == 0 && st.retiring == 0) return true;
         st.stop_replies.push_back(self->make_response_promise<bool>());
         return st.stop_replies.back();

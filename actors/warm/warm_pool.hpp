@@ -30,6 +30,7 @@
 #include "actors/leases/lease_request.hpp"
 #include "config/limits.hpp"
 #include "tiers/jail/jail_spec.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {
@@ -41,7 +42,7 @@ struct warm_jail {
   process_id process = 0;  // the io_loop's id of its exec helper
   caf::actor lease;        // held: the taker monitors it and finishes it
   lease_grant grant;
-  std::string scratch_dir;
+  std::shared_ptr<scratch_dir_owner> scratch;  // its /work; the taker's execution removes it at its end
   jail_spec armed;  // the spec it was armed with
   limits armed_limits;  // what its cgroups hold (the profile's)
 };

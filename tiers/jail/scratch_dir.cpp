@@ -12,28 +12,9 @@ namespace corral {
 
 bool scratch_dir_bounded() { return ::geteuid() == 0; }
 
-expected<std::string> make_scratch_dir(const std::string& parent, const std::string& id, std::uint64_t bytes) {
-  std::string tmpl = parent + "/corral-" + id + "-XXXXXX";
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  if (!::mkdtemp(buf.data()))
-    return make_failure(failure_kind::internal,
-                        "mkdtemp " + tmpl + ": " + std::strerror(errno) + " (is the scratch parent writable?)");
-  std::string dir = buf.data();
-  if (!scratch_dir_bounded()) return dir;
-  std::string options = "mode=0700,size=" + std::to_string(bytes);
-  if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) < 0) {
-    int err = errno;
-    ::rmdir(dir.c_str());
-    return make_failure(failure_kind::internal,
-                        "mounting a tmpfs of " + std::to_string(bytes) + " bytes on the scratch dir " + dir + ": " +
-                            std::strerror(err) +
-                            " (a root runtime bounds each scratch dir so; it needs CAP_SYS_ADMIN)");
-  }
-  return dir;
-}
+namespace {
 
-std::error_code remove_scratch_dir(const std::string& dir) {
+std::error_code unmount_and_remove(const std::string& dir) {
   if (dir.empty()) return {};
   // EINVAL: not a mount point (an unprivileged runtime's dir, or already unmounted). A
   // tmpfs outlives the runtime that mounted it, so a crashed one's is unmounted here too.
@@ -43,8 +24,44 @@ std::error_code remove_scratch_dir(const std::string& dir) {
   return ec;
 }
 
-status move_scratch_contents(const std::string& from, const std::string& to) {
+} // namespace
+
+expected<std::shared_ptr<scratch_dir_owner>> scratch_dir_owner::make(const std::string& parent, const std::string& id,
+                                                                     std::uint64_t bytes) {
+  std::string tmpl = parent + "/corral-" + id + "-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    return make_failure(failure_kind::internal,
+                        "mkdtemp " + tmpl + ": " + std::strerror(errno) + " (is the scratch parent writable?)");
+  std::string dir = buf.data();
+  auto owned = std::shared_ptr<scratch_dir_owner>(new scratch_dir_owner(dir));
+  if (!scratch_dir_bounded()) return owned;
+  std::string options = "mode=0700,size=" + std::to_string(bytes);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, options.c_str()) < 0) {
+    int err = errno;
+    owned->remove();
+    return make_failure(failure_kind::internal,
+                        "mounting a tmpfs of " + std::to_string(bytes) + " bytes on the scratch dir " + dir + ": " +
+                            std::strerror(err) +
+                            " (a root runtime bounds each scratch dir so; it needs CAP_SYS_ADMIN)");
+  }
+  return owned;
+}
+
+scratch_dir_owner::~scratch_dir_owner() { remove(); }
+
+std::error_code scratch_dir_owner::remove() {
+  if (removed_.exchange(true)) return {};
+  return unmount_and_remove(path_);
+}
+
+std::error_code remove_orphaned_scratch_dir(const std::string& dir) { return unmount_and_remove(dir); }
+
+status scratch_dir_owner::take_contents_of(scratch_dir_owner& source) {
   namespace fs = std::filesystem;
+  const std::string& from = source.path();
+  const std::string& to = path_;
   std::error_code ec;
   for (auto& entry : fs::directory_iterator(from, ec)) {
     auto target = fs::path(to) / entry.path().filename();
@@ -55,7 +72,7 @@ status move_scratch_contents(const std::string& from, const std::string& to) {
     }
     if (ec) break;
   }
-  remove_scratch_dir(from);
+  source.remove();
   if (ec) return make_failure(failure_kind::internal, "moving " + from + " into " + to + ": " + ec.message());
   return ok();
 }

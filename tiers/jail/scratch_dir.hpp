@@ -1,5 +1,5 @@
 // The per-execution scratch dir (the jail's /work, every tier's working directory): made
-// here, bounded here, removed here.
+// here, bounded here, removed here, by its one owner.
 //
 // The bound is a tmpfs of the profile's scratch_size mounted on the dir, chosen over
 // RLIMIT_FSIZE: RLIMIT_FSIZE bounds one file (a thousand smaller files pass, and it also
@@ -12,7 +12,9 @@
 // (results say `scratch_size` is not enforced).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <system_error>
 
@@ -20,18 +22,38 @@
 
 namespace corral {
 
-// True when make_scratch_dir bounds the dir with a tmpfs.
+// True when scratch dirs are bounded with a tmpfs.
 bool scratch_dir_bounded();
 
-// mkdtemp(parent/corral-<id>-XXXXXX), mode 0700, then the tmpfs of `bytes` where allowed.
-expected<std::string> make_scratch_dir(const std::string& parent, const std::string& id, std::uint64_t bytes);
+// The one owner of a scratch dir: it makes it, and it alone removes it, at the first of
+// `remove()` (the execution's or session's way out, where tests expect nothing left) or its
+// destruction (a path that forgot, or an actor that crashed). Shared because plans travel in
+// CAF messages, which copy; the last copy's destruction is the fallback.
+class scratch_dir_owner {
+ public:
+  // mkdtemp(parent/corral-<id>-XXXXXX), mode 0700, then the tmpfs of `bytes` where allowed.
+  static expected<std::shared_ptr<scratch_dir_owner>> make(const std::string& parent, const std::string& id,
+                                                           std::uint64_t bytes);
+  ~scratch_dir_owner();
+  scratch_dir_owner(const scratch_dir_owner&) = delete;
+  scratch_dir_owner& operator=(const scratch_dir_owner&) = delete;
 
-// Unmounts its tmpfs (if any) and removes the dir and everything in it. Callers on an
-// execution's way out ignore the error (a leftover is the start-up sweep's); the sweep
-// reports it.
-std::error_code remove_scratch_dir(const std::string& dir);
+  const std::string& path() const { return path_; }
 
-// Moves the entries of `from` into `to` (across two tmpfs: copied), then removes `from`.
-status move_scratch_contents(const std::string& from, const std::string& to);
+  // Unmounts its tmpfs (if any) and removes the dir and everything in it; once. Callers on
+  // an execution's way out ignore the error (a leftover is the start-up sweep's).
+  std::error_code remove();
+
+  // Moves the entries of `from` in here (across two tmpfs: copied), then removes `from`.
+  status take_contents_of(scratch_dir_owner& from);
+
+ private:
+  explicit scratch_dir_owner(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+  std::atomic<bool> removed_{false};
+};
+
+// The start-up sweep's removal of a scratch dir whose runtime is gone (no owner is alive).
+std::error_code remove_orphaned_scratch_dir(const std::string& dir);
 
 } // namespace corral

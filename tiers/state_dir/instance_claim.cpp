@@ -127,7 +127,7 @@ scratch_sweep_summary sweep_scratch(const std::string& state_dir) {
     // is ours alone (0700), and remove_all unlinks symlinks without following them.
     if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     // The one owner of scratch dirs removes it: a root runtime's is a tmpfs to unmount.
-    if (auto ec = remove_scratch_dir(path)) {
+    if (auto ec = remove_orphaned_scratch_dir(path)) {
       sum.errors.push_back("remove " + path + ": " + ec.message());
       failed.insert(instance);
     } else {
