@@ -10,6 +10,7 @@
 
 #include "runtime_fixture.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
+#include "tiers/jail/scratch_dir.hpp"
 #include "tiers/state_dir/lease_record.hpp"
 
 using namespace corral;
@@ -108,4 +109,53 @@ TEST_CASE("a lease sweep leaves a peer's temp record being written alone", "[sta
   REQUIRE(write_lease_record(leases, "abc123-2", {}));
   CHECK(exists(lease_record_path(leases, "abc123-2")));
   CHECK(remove_lease_record(leases, "abc123-2"));
+}
+
+TEST_CASE("a scratch dir's owner removes it once: at remove or when the last holder drops it",
+          "[state_dir]") {
+  temp_dir dir("corral-scratch-owner-");
+  std::shared_ptr<scratch_dir_owner> owner;
+  {
+    auto made = scratch_dir_owner::make(dir.path(), "t-1", 1 << 20);
+    REQUIRE(made);
+    owner = std::move(*made);
+  }
+  std::string path = owner->path();
+  REQUIRE(exists(path));
+  { std::ofstream(path + "/main.py") << "print(1)\n"; }
+  // Bounded where the runtime may mount (root): the tmpfs is a mount point of its own.
+  if (scratch_dir_bounded()) {
+    std::ifstream mounts("/proc/self/mountinfo");
+    std::string line;
+    bool mounted = false;
+    while (std::getline(mounts, line)) mounted = mounted || line.find(" " + path + " ") != std::string::npos;
+    CHECK(mounted);
+  }
+
+  SECTION("remove() removes now; a second remove and the destruction do nothing more") {
+    CHECK_FALSE(owner->remove());
+    CHECK_FALSE(exists(path));
+    ::mkdir(path.c_str(), 0700);  // a later dir at the same path is not the owner's to remove
+    CHECK_FALSE(owner->remove());
+    owner.reset();
+    CHECK(exists(path));
+    ::rmdir(path.c_str());
+  }
+  SECTION("the last copy's destruction removes it (a plan copied into messages)") {
+    auto copy = owner;
+    owner.reset();
+    CHECK(exists(path));
+    copy.reset();
+    CHECK_FALSE(exists(path));
+  }
+  SECTION("take_contents_of moves the files across two dirs and removes the source") {
+    auto other = scratch_dir_owner::make(dir.path(), "t-2", 1 << 20);
+    REQUIRE(other);
+    CHECK((*other)->take_contents_of(*owner));
+    CHECK_FALSE(exists(path));
+    std::ifstream moved((*other)->path() + "/main.py");
+    std::string text;
+    std::getline(moved, text);
+    CHECK(text == "print(1)");
+  }
 }
