@@ -64,7 +64,7 @@ typename Inspector::result_type inspect(Inspector& f, exec_result& x) {
   optional_field<int> exit_code{x.exit_code};
   optional_field<int> term_signal{x.term_signal};
   return f(caf::meta::type_name("exec_result"), x.execution_id, x.how, exit_code, term_signal, x.out, x.err,
-           x.duration, x.timed_out, x.tier, x.isolation, x.not_enforced, x.masked, x.usage, x.steps);
+           x.duration, x.timed_out, x.tier, x.workspace, x.isolation, x.not_enforced, x.masked, x.usage, x.steps);
 }
 
 template <class Inspector>

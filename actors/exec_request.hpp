@@ -39,6 +39,12 @@ struct exec_request {
   // on: past kLiveOutputWindow unacknowledged bytes the child waits (output_collector.hpp).
   // When every slot is taken it first gets execution_queued with its place in the line.
   caf::actor live_output;
+  // A workspace (id or its owner's name) whose files are this execution's /work
+  // (actors/workspaces/); empty: a fresh scratch dir, gone after.
+  std::string workspace;
+  // Who may use that workspace: its creator. The daemon sets "uid:N" from the peer's
+  // credentials; the embedding program's default is "lib".
+  std::string principal = "lib";
   // Who asked (the daemon: the connection), for fair queuing: when every slot is taken,
   // clients' executions take turns round robin. 0: the embedding program; not serialized.
   std::uint64_t client = 0;

@@ -71,6 +71,7 @@ struct exec_result {
   std::chrono::microseconds duration{0};
   bool timed_out = false;
   std::string tier;                       // the tier that ran it
+  std::string workspace;                  // the workspace it ran in (id); empty: none
   std::string isolation;                  // the isolation class that actually applied
   std::vector<std::string> not_enforced;  // requested limits this tier did not enforce
   std::vector<std::string> masked;        // protected paths covered in the view: "PATH (how: what)"

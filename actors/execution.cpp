@@ -68,13 +68,13 @@ void reply_failure(self_ptr self, failure f) {
   retire_unlaunched_jail(st);
   st.phase = execution_phase::done;
   st.reply.deliver(exec_outcome{false, std::move(f), {}});
-  st.plan.scratch->remove();
+  remove_owned_scratch(st.plan);
   self->quit(caf::exit_reason::user_shutdown);
 }
 
 // The scratch dir goes once nothing of the execution can still use it.
 void end(self_ptr self) {
-  self->state.plan.scratch->remove();
+  remove_owned_scratch(self->state.plan);
   self->quit(caf::exit_reason::user_shutdown);
 }
 
@@ -83,6 +83,7 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
   exec_result r;
   r.execution_id = st.plan.id;
   r.tier = st.plan.boundary->name();
+  r.workspace = st.plan.workspace;
   r.isolation = st.isolation;
   r.not_enforced = st.not_enforced;
   r.masked = st.masked;
@@ -197,7 +198,7 @@ launch_request step_request(const execution_state& st, const exec_step& step) {
   launch_request request;
   request.argv = step.argv;
   request.env = step.env;
-  request.scratch_dir = st.plan.scratch->path();
+  request.scratch_dir = st.plan.work_dir;
   request.effective = st.plan.effective;
   request.caller_path = st.plan.caller_path;
   request.start_in_scratch = step.in_scratch;
@@ -302,7 +303,9 @@ void acquire_lease(self_ptr self) {
 // Single-step plans on the pool's tier only: a compiled language's two steps share one
 // scratch dir and run in two jails.
 bool takes_warm_jail(const execution_state& st) {
-  return st.env.warm_pool && st.env.warm_tier && st.plan.boundary == st.env.warm_tier && st.plan.steps.size() == 1;
+  // A workspace's files are bound where the pool's jails show their own scratch dir.
+  return st.env.warm_pool && st.env.warm_tier && st.plan.boundary == st.env.warm_tier && st.plan.steps.size() == 1 &&
+         st.plan.workspace.empty();
 }
 
 void start_warm(self_ptr self, warm_jail jail) {
@@ -313,6 +316,7 @@ void start_warm(self_ptr self, warm_jail jail) {
   // What the planner wrote (the source file) goes where the jail already shows /work.
   auto moved = st.warm->scratch->take_contents_of(*st.plan.scratch);
   st.plan.scratch = st.warm->scratch;  // the jail's dir is the execution's now, removed at its end
+  st.plan.work_dir = st.plan.scratch->path();
   if (!moved) return reply_failure(self, moved.error());
   // The jail's cgroups were made with the profile's limits: the request's may be tighter.
   const auto& armed = st.warm->armed_limits;

@@ -43,9 +43,13 @@ struct execution_plan {
   std::vector<exec_step> steps;
   limits effective;
   std::optional<std::string> stdin_data;
-  // The working directory (the jail's /work): made by the planner, removed by its owner on the
-  // way out (the execution's end, a session's end, or the queue's drain at stop).
+  // The working directory (the jail's /work), host path.
+  std::string work_dir;
+  // Its owner when it is a scratch dir the planner made: removed on the way out (the
+  // execution's end, a session's end, or the queue's drain at stop). Null when the
+  // execution borrows a workspace's files, which outlive it.
   std::shared_ptr<scratch_dir_owner> scratch;
+  std::string workspace;  // the workspace it runs in (id); empty: none
   std::string caller_path;
   std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
   network_mode network = network_mode::none;
@@ -76,6 +80,11 @@ struct execution_env {
 };
 
 struct execution_state;
+
+// Removes the plan's scratch dir now, if it has one; a workspace's files are not its own.
+inline void remove_owned_scratch(execution_plan& plan) {
+  if (plan.scratch) plan.scratch->remove();
+}
 
 // The lease an execution (or a session, planned as one) asks for.
 inline lease_request lease_request_for(const execution_plan& plan) {

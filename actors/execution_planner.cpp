@@ -49,6 +49,17 @@ std::map<std::string, std::string> toolchain_env(const std::vector<std::string>&
   return env;
 }
 
+// An execution in a workspace asks for at most the workspace's limit, and gets it unasked.
+template <class T>
+status within_workspace(const char* what, std::optional<T>& asked, const std::optional<T>& workspace) {
+  if (!workspace) return ok();
+  if (asked && *asked > *workspace)
+    return make_failure(failure_kind::refused, std::string("the request's ") + what + " limit is more than its workspace's (" +
+                                                   std::to_string(*workspace) + ")");
+  if (!asked) asked = workspace;
+  return ok();
+}
+
 } // namespace
 
 status validate_request(const exec_request& r) {
@@ -86,6 +97,12 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   asked.output_cap = r.output_cap;
   asked.pids = r.pids_limit;
   asked.cpu_cores = r.cpu_cores;
+  if (ctx.workspace) {
+    const auto& w = ctx.workspace->record;
+    if (auto s = within_workspace("memory", asked.memory_bytes, w.memory_bytes); !s) return s.error();
+    if (auto s = within_workspace("pids", asked.pids, w.pids); !s) return s.error();
+    if (auto s = within_workspace("cpu", asked.cpu_cores, w.cpu_cores); !s) return s.error();
+  }
   auto effective = tighten(prof, asked);
   if (!effective) return effective.error();
   if (r.stdin_data && r.stdin_data->size() > effective->stdin_cap)
@@ -114,11 +131,22 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   std::map<std::string, std::string> env = prof.env;
   for (auto& [k, v] : r.env) env[k] = v;
 
-  // A plan refused past here drops its owner, which removes the dir.
-  auto scratch = scratch_dir_owner::make(ctx.scratch_parent, id, effective->scratch_bytes);
-  if (!scratch) return scratch.error();
-  plan.scratch = std::move(*scratch);
-  if (!scratch_dir_bounded()) plan.not_enforced.push_back("scratch_size");
+  if (ctx.workspace) {
+    if (!lang->source_file.empty() || !lang->compile.empty())
+      return make_failure(failure_kind::invalid_request,
+                          "language '" + r.language + "' writes a source file, which in a workspace would land among its "
+                          "files; run it with argv or command (e.g. python3 -c CODE)");
+    plan.work_dir = ctx.workspace->root;
+    plan.workspace = ctx.workspace->id;
+    plan.not_enforced.push_back("workspace_disk_quota");
+  } else {
+    // A plan refused past here drops its owner, which removes the dir.
+    auto scratch = scratch_dir_owner::make(ctx.scratch_parent, id, effective->scratch_bytes);
+    if (!scratch) return scratch.error();
+    plan.scratch = std::move(*scratch);
+    plan.work_dir = plan.scratch->path();
+    if (!scratch_dir_bounded()) plan.not_enforced.push_back("scratch_size");
+  }
 
   if (r.language == "argv") {
     plan.steps.push_back({r.argv, env, false});
@@ -129,7 +157,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   std::string src = lang->source_file;
   std::string bin = "./main";
   if (!src.empty())
-    if (auto s = write_file(plan.scratch->path() + "/" + src, r.code); !s) return s.error();
+    if (auto s = write_file(plan.work_dir + "/" + src, r.code); !s) return s.error();
   if (!lang->compile.empty()) {
     auto compile_env = toolchain_env(lang->compile_env_allowlist);
     for (auto& [k, v] : env) compile_env[k] = v;

@@ -8,6 +8,7 @@
 
 #include "actors/exec_request.hpp"
 #include "actors/execution.hpp"
+#include "actors/workspaces/workspace_messages.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 
@@ -22,9 +23,14 @@ struct planning_context {
   std::shared_ptr<const tier> boundary;
   std::string scratch_parent;  // the per-execution scratch dir is created below this
   std::string caller_path;     // the caller's PATH, taken before anything is cleared
+  // Set for an execution in a workspace: its files are the /work it gets instead of a
+  // scratch dir, and its limits narrow the workspace's first.
+  const workspace_borrowed* workspace = nullptr;
 };
 
 // Creates the scratch dir (mode 0700) and writes the source file; the execution removes it.
+// In a workspace: no scratch dir, and a language that needs a source file is refused (it
+// would land among the workspace's own files).
 expected<execution_plan> plan_execution(const exec_request& request, const std::string& id,
                                         const planning_context& ctx);
 

@@ -19,6 +19,8 @@
 #include "actors/io/io_loop.hpp"
 #include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
+#include "actors/workspaces/workspace_registry.hpp"
+#include "config/tighten.hpp"
 #include "config/protected_paths.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
@@ -91,6 +93,8 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::actor sup;
+  caf::actor workspaces;
+  std::string workspaces_dir;
   std::size_t max_concurrent = 0;
 };
 
@@ -133,8 +137,13 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
                  swept.swept, swept.refused, swept.orphans_removed, scratch.removed);
   for (auto& e : scratch.errors) spdlog::warn("sweeping scratch dirs: {}", e);
 
-  // The state dir holds lease records and scratch dirs: a root holding it has it hidden.
-  if (auto s = mask_protected(options.prof, {p->state_dir}); !s) return s.error();
+  // The state dir holds lease records and scratch dirs, the workspaces dir every
+  // workspace's files: a root holding either has it hidden.
+  auto ws_dir = prepare_workspaces_dir(options.workspaces_dir.empty() ? corral::workspaces_dir(options.prof.workspaces)
+                                                                     : options.workspaces_dir);
+  if (!ws_dir) return ws_dir.error();
+  p->workspaces_dir = *ws_dir;
+  if (auto s = mask_protected(options.prof, {p->state_dir, p->workspaces_dir}); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
   p->registry = build_default_tiers(*p->prof, p->features, p->state_dir + "/preflight");
 
@@ -153,6 +162,10 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.instance = p->claim->instance();
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
+  auto limits_ceiling = tighten(*p->prof, limit_request{});
+  if (!limits_ceiling) return limits_ceiling.error();
+  p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, *limits_ceiling});
+  sc.workspaces = p->workspaces;
   sc.warm_jails = options.warm_jails;
   p->max_concurrent = options.max_concurrent;
   auto* sys = p->sys.get();
@@ -183,8 +196,11 @@ runtime::~runtime() {
     self->request(impl_->sup, std::chrono::seconds(60), stop_atom::value)
         .receive([](bool) {}, [](caf::error&) {});
     self->send_exit(impl_->sup, caf::exit_reason::user_shutdown);
+    // After the supervisor: its executions gave their workspaces back. The files stay.
+    if (impl_->workspaces) self->send_exit(impl_->workspaces, caf::exit_reason::user_shutdown);
   }
   impl_->sup = caf::actor{};
+  impl_->workspaces = caf::actor{};
   impl_->sys.reset();  // joins the scheduler: no actor touches the loop after this
   impl_->io.reset();
 }
@@ -203,6 +219,49 @@ expected<exec_result> runtime::exec(const exec_request& request) {
           });
   return out;
 }
+
+namespace {
+
+// One blocking call to the workspace registry, its reply turned into the caller's value.
+template <class Reply, class... Ts>
+expected<Reply> ask_workspaces(caf::actor_system& sys, const caf::actor& registry, Ts&&... xs) {
+  caf::scoped_actor self{sys};
+  expected<Reply> out = make_failure(failure_kind::internal, "no reply from the workspace registry");
+  self->request(registry, std::chrono::seconds(30), std::forward<Ts>(xs)...)
+      .receive([&](Reply& r) { out = std::move(r); },
+               [&](caf::error& e) { out = make_failure(failure_kind::internal, "workspace registry: " + sys.render(e)); });
+  return out;
+}
+
+expected<workspace_info> info_or_error(expected<workspace_reply> r) {
+  if (!r) return r.error();
+  if (!r->ok) return r->error;
+  return std::move(r->info);
+}
+
+} // namespace
+
+expected<workspace_info> runtime::create_workspace(const workspace_options& options, const std::string& principal) {
+  return info_or_error(
+      ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_create_atom::value, options, principal));
+}
+
+std::vector<workspace_info> runtime::list_workspaces(const std::string& principal) {
+  auto list = ask_workspaces<workspace_list>(*impl_->sys, impl_->workspaces, ws_list_atom::value, principal);
+  return list ? std::move(list->items) : std::vector<workspace_info>{};
+}
+
+expected<workspace_info> runtime::inspect_workspace(const std::string& ref, const std::string& principal) {
+  return info_or_error(ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_get_atom::value, ref, principal));
+}
+
+expected<workspace_info> runtime::end_workspace(const std::string& ref, bool keep_files, const std::string& principal) {
+  return info_or_error(
+      ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_end_atom::value, ref, principal, keep_files));
+}
+
+caf::actor runtime::workspaces() const { return impl_->workspaces; }
+const std::string& runtime::workspaces_dir() const { return impl_->workspaces_dir; }
 
 void runtime::exec_async(const exec_request& request, std::function<void(expected<exec_result>)> done) {
   auto* sys = impl_->sys.get();

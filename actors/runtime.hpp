@@ -20,6 +20,7 @@
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
 #include "actors/sessions/session_messages.hpp"
+#include "actors/workspaces/workspace_messages.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
@@ -41,6 +42,9 @@ struct runtime_options {
   // Runs on the actor system's configuration before the system starts: a node loads the
   // middleman and TLS there (proto/nodes/node_listener.hpp).
   std::function<void(caf::actor_system_config&)> configure_system;
+  // Where workspaces keep their files; empty: the profile's [sandbox.workspaces] dir, or
+  // its default (config/workspace_settings.hpp).
+  std::string workspaces_dir;
 };
 
 class runtime {
@@ -61,6 +65,16 @@ public:
   // client sends (reattach_atom, client) to get the scrollback and then terminal_output;
   // input_atom, resize_atom, detach_atom, cancel_atom and info_atom drive it.
   expected<session_handle> open_terminal(const terminal_request& request);
+
+  // Workspaces (actors/workspaces/workspace_registry.hpp): named, persistent /work dirs that
+  // executions run in (exec_request::workspace). `principal` is who may use them after.
+  expected<workspace_info> create_workspace(const workspace_options& options, const std::string& principal = "lib");
+  std::vector<workspace_info> list_workspaces(const std::string& principal = "lib");
+  expected<workspace_info> inspect_workspace(const std::string& ref, const std::string& principal = "lib");
+  expected<workspace_info> end_workspace(const std::string& ref, bool keep_files = false,
+                                         const std::string& principal = "lib");
+  caf::actor workspaces() const;
+  const std::string& workspaces_dir() const;
 
   caf::actor_system& system();
   caf::actor supervisor() const;

@@ -1,6 +1,7 @@
 #include "actors/supervisor.hpp"
 
 #include <deque>
+#include <map>
 #include <filesystem>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "actors/sessions/stdio_session.hpp"
 #include "actors/sessions/terminal_session.hpp"
 #include "actors/warm/warm_pool.hpp"
+#include "actors/workspaces/workspace_messages.hpp"
 #include "config/tighten.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
 #include "tiers/jail/scratch_dir.hpp"
@@ -38,11 +40,16 @@ struct supervisor_state {
   std::vector<caf::typed_response_promise<bool>> stop_replies;
   caf::actor warm_pool;
   std::shared_ptr<const tier> warm_tier;
+  // Running executions that borrowed a workspace: given back when they end.
+  std::map<caf::actor_addr, std::string> borrowed;
   bool warm_pool_stopped = true;
   std::size_t warm_ready = 0;  // as the pool last said
 };
 
 namespace {
+
+// The registry answers from memory; only a wedged one takes longer.
+constexpr std::chrono::seconds kWorkspaceBound{10};
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
 
@@ -75,13 +82,91 @@ session_opened open(self_ptr self, const Request& request, const char* tag, Owne
   return {true, {}, *session, number};
 }
 
+// An execution in a workspace has ended (or died): the registry may lend it again.
+void give_back(self_ptr self, const caf::actor_addr& exec) {
+  auto& st = self->state;
+  auto lent = st.borrowed.find(exec);
+  if (lent == st.borrowed.end()) return;
+  self->send(st.config.workspaces, ws_return_atom::value, lent->second);
+  st.borrowed.erase(lent);
+}
+
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
   execution_env env{st.config.io, st.config.helper_path, st.config.make_lease, st.warm_pool, st.warm_tier};
+  auto workspace = plan.workspace;
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
   self->monitor(exec);
   st.running.insert(exec);
-  reply.delegate(exec, run_atom::value);
+  if (workspace.empty()) {
+    reply.delegate(exec, run_atom::value);
+    return;
+  }
+  // The workspace is given back before the caller hears the result, so its next call
+  // (another execution, or ending it) finds it free.
+  st.borrowed[exec.address()] = workspace;
+  auto addr = exec.address();
+  self->request(exec, caf::infinite, run_atom::value)
+      .then(
+          [=](exec_outcome& outcome) mutable {
+            give_back(self, addr);
+            reply.deliver(std::move(outcome));
+          },
+          [=](caf::error& e) mutable {
+            give_back(self, addr);
+            reply.deliver(exec_outcome{false, make_failure(failure_kind::internal, "execution: " + self->system().render(e)), {}});
+          });
+}
+
+// Plans the request and runs it now, or queues it when every slot is taken; a refusal
+// (bad request, the client's queue full) is returned for the caller to answer.
+std::optional<failure> plan_and_start(self_ptr self, const exec_request& request, const planning_context& ctx,
+                                      caf::typed_response_promise<exec_outcome> reply) {
+  auto& st = self->state;
+  bool must_wait = st.running.size() >= st.config.max_concurrent;
+  auto client = request.client;
+  if (must_wait && client != 0 && st.queue.queued(client) >= st.config.max_queued_per_client)
+    return make_failure(failure_kind::limit_exceeded,
+                        "this client already has " + std::to_string(st.queue.queued(client)) +
+                            " executions waiting for a slot (the limit); wait for some to finish");
+  auto id = st.instance + "-" + std::to_string(st.next_id++);
+  auto plan = plan_execution(request, id, ctx);
+  if (!plan) return plan.error();
+  if (!must_wait) {
+    launch(self, std::move(*plan), reply);
+  } else {
+    auto subscriber = plan->live_output;
+    auto position = st.queue.push(client, {std::move(*plan), reply});
+    if (subscriber) self->send(subscriber, execution_queued{position, st.queue.queued(client)});
+  }
+  return std::nullopt;
+}
+
+// An execution in a workspace: the registry lends its files (or says why not), then it is
+// planned and admitted like any other; the supervisor gives the workspace back at its end.
+void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
+                      caf::typed_response_promise<exec_outcome> reply) {
+  auto& st = self->state;
+  auto refuse = [reply](failure f) mutable { reply.deliver(exec_outcome{false, std::move(f), {}}); };
+  if (!st.config.workspaces)
+    return refuse(make_failure(failure_kind::refused, "this runtime keeps no workspaces"));
+  if (ctx.boundary->name() != "landlock")
+    return refuse(make_failure(failure_kind::refused, "workspaces run on the landlock tier only, not " +
+                                                          ctx.boundary->name() + " (name no tier, or --tier landlock)"));
+  self->request(st.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, request.workspace, request.principal)
+      .then(
+          [=](workspace_borrowed& lent) mutable {
+            if (!lent.ok) return refuse(lent.error);
+            auto in_workspace = ctx;
+            in_workspace.workspace = &lent;
+            if (auto refused = plan_and_start(self, request, in_workspace, reply)) {
+              self->send(self->state.config.workspaces, ws_return_atom::value, lent.id);
+              refuse(*refused);
+            }
+          },
+          [=](caf::error& e) mutable {
+            refuse(make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e)));
+          });
 }
 
 void admit_waiting(self_ptr self) {
@@ -149,34 +234,21 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
       return answer_stop_if_idle(self);
     }
     st.running.erase(it);
+    give_back(self, down.source);
     ++st.completed;
     admit_waiting(self);
     answer_stop_if_idle(self);
   });
   return {
       [=](exec_atom, exec_request& request) -> caf::result<exec_outcome> {
-        auto& st = self->state;
         auto ctx = admit(self, request.tier);
         if (!ctx) return exec_outcome{false, ctx.error(), {}};
-        bool must_wait = st.running.size() >= st.config.max_concurrent;
-        auto client = request.client;
-        if (must_wait && client != 0 && st.queue.queued(client) >= st.config.max_queued_per_client)
-          return exec_outcome{false,
-                              make_failure(failure_kind::limit_exceeded,
-                                           "this client already has " + std::to_string(st.queue.queued(client)) +
-                                               " executions waiting for a slot (the limit); wait for some to finish"),
-                              {}};
-        auto id = st.instance + "-" + std::to_string(st.next_id++);
-        auto plan = plan_execution(request, id, *ctx);
-        if (!plan) return exec_outcome{false, plan.error(), {}};
         auto reply = self->make_response_promise<exec_outcome>();
-        if (!must_wait) {
-          launch(self, std::move(*plan), reply);
-        } else {
-          auto subscriber = plan->live_output;
-          auto position = st.queue.push(client, {std::move(*plan), reply});
-          if (subscriber) self->send(subscriber, execution_queued{position, st.queue.queued(client)});
+        if (request.workspace.empty()) {
+          if (auto refused = plan_and_start(self, request, *ctx, reply)) return exec_outcome{false, *refused, {}};
+          return reply;
         }
+        borrow_workspace(self, std::move(request), std::move(*ctx), reply);
         return reply;
       },
       [=](session_atom, session_request& request, caf::actor& owner) -> session_opened {
@@ -191,8 +263,9 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
       [=](stop_atom) -> caf::result<bool> {
         auto& st = self->state;
         st.stopping = true;
-        st.queue.drain([](supervisor_state::waiting& w) {
-          w.plan.scratch->remove();
+        st.queue.drain([=](supervisor_state::waiting& w) {
+          remove_owned_scratch(w.plan);
+          if (!w.plan.workspace.empty()) self->send(self->state.config.workspaces, ws_return_atom::value, w.plan.workspace);
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
         });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);

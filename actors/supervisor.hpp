@@ -44,6 +44,8 @@ struct supervisor_config {
   // Prefixes every execution id; the runtime's claim in the state dir (instance_claim).
   // Empty: a random one (a supervisor without a state dir of its own, as in tests).
   std::string instance;
+  // The workspace registry (actors/workspaces/); none: requests naming a workspace are refused.
+  caf::actor workspaces;
 };
 
 struct supervisor_state;

@@ -10,6 +10,7 @@
 #include "config/egress_decision.hpp"
 #include "config/language.hpp"
 #include "config/limits.hpp"
+#include "config/workspace_settings.hpp"
 
 namespace corral {
 
@@ -88,6 +89,7 @@ struct profile {
   gvisor_settings gvisor;
   container_settings container;
   microvm_settings microvm;
+  workspace_settings workspaces;  // [sandbox.workspaces]
   language_table languages = language_table::builtin();
   std::string config_path;  // where it was loaded from; empty: defaults
 };

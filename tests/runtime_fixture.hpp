@@ -76,6 +76,7 @@ struct test_runtime {
     o.warm_jails = warm = warm_jails;
     o.exec_helper = CORRAL_TEST_HELPER;
     o.state_dir = state.path() + "/state";
+    o.workspaces_dir = state.path() + "/workspaces";  // never the machine's own
     auto started = runtime::start(std::move(o));
     if (!started) FAIL("runtime::start: " << started.error().describe());
     rt = std::move(*started);

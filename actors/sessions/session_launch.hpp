@@ -41,7 +41,7 @@ inline expected<session_launch> launch_session_child(const session_env& env, con
   launch_request req;
   req.argv = step.argv;
   req.env = step.env;
-  req.scratch_dir = plan.scratch->path();
+  req.scratch_dir = plan.work_dir;
   req.effective = plan.effective;
   req.caller_path = plan.caller_path;
   req.controlling_tty = streams.pty.enabled;

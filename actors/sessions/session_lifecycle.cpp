@@ -152,7 +152,7 @@ void session_lifecycle::report_end(const lease_report& report) {
                end.exit_code.value_or(-1), end.term_signal.value_or(0), end.messages_out, end.messages_in);
   phase_ = session_phase::closed;
   if (auto peer = kind_.peer()) self_->send(peer, std::move(end));
-  exec_.scratch->remove();
+  remove_owned_scratch(exec_);
   self_->quit();
 }
 

@@ -157,6 +157,22 @@ void read_tier_tables(reader& r, const toml::table& sb, profile& p) {
   if (auto t = r.table(sb, "sandbox", "e2b")) r.only(*t, "sandbox.e2b", {});
 }
 
+void read_workspaces(reader& r, const toml::table& t, workspace_settings& w) {
+  const std::string path = "sandbox.workspaces";
+  r.only(t, path, {"dir", "max_per_owner", "max_total", "idle_timeout", "max_lifetime"});
+  if (auto v = r.nonempty(t, path, "dir")) w.dir = r.absolute(*v);
+  auto count = [&](const char* key, std::size_t& out) {
+    auto v = r.integer(t, path, key);
+    if (!v) return;
+    if (*v < 1 || *v > 4096) r.fail(t.get(key)->source(), path + "." + key, "must be an integer from 1 to 4096");
+    else out = static_cast<std::size_t>(*v);
+  };
+  count("max_per_owner", w.max_per_owner);
+  count("max_total", w.max_total);
+  if (auto v = r.seconds(t, path, "idle_timeout", false)) w.idle_timeout = *v;
+  if (auto v = r.seconds(t, path, "max_lifetime", false)) w.max_lifetime = *v;
+}
+
 bool language_name_ok(std::string_view name) {
   if (name.empty()) return false;
   for (char c : name)
@@ -260,7 +276,7 @@ void read_network(reader& r, const toml::table& sb, profile& p) {
 void read_sandbox(reader& r, const toml::table& sb, profile& p) {
   const std::string path = "sandbox";
   r.only(sb, path, {"tier", "network", "on_widen", "env", "protected_paths", "roots", "limits", "landlock",
-                    "gvisor", "container", "microvm", "e2b", "languages"});
+                    "gvisor", "container", "microvm", "e2b", "languages", "workspaces"});
   if (auto v = r.string(sb, path, "tier")) {
     auto name = canonical_tier(*v);
     if (kTiers.count(name)) p.tier = name;
@@ -289,6 +305,7 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
   if (auto t = r.table(sb, path, "limits")) read_limits(r, *t, p.limit);
   read_tier_tables(r, sb, p);
   if (auto t = r.table(sb, path, "languages")) read_languages(r, *t, p.languages);
+  if (auto t = r.table(sb, path, "workspaces")) read_workspaces(r, *t, p.workspaces);
 }
 
 } // namespace

@@ -54,6 +54,7 @@ nlohmann::json to_json(const exec_result& r) {
   j["duration_ms"] = r.duration.count() / 1000.0;
   j["timed_out"] = r.timed_out;
   j["tier"] = r.tier;
+  if (!r.workspace.empty()) j["workspace"] = r.workspace;
   j["isolation"] = r.isolation;
   j["not_enforced"] = r.not_enforced;
   j["masked"] = r.masked;

@@ -536,3 +536,20 @@ TEST_CASE("the loaded profile is frozen: editing the file later changes nothing"
   REQUIRE(again);
   CHECK(again->tier == "gvisor");
 }
+
+TEST_CASE("the workspaces table: values read, bad values named", "[config]") {
+  temp_dir project;
+  auto p = parse("[sandbox.workspaces]\ndir = \"ws\"\nmax_per_owner = 3\nmax_total = 9\n"
+                 "idle_timeout = 90\nmax_lifetime = 3600\n",
+                 project.path());
+  REQUIRE(p);
+  CHECK(p->workspaces.dir == project.path() + "/ws");  // relative to the file's directory
+  CHECK(p->workspaces.max_per_owner == 3);
+  CHECK(p->workspaces.max_total == 9);
+  CHECK(p->workspaces.idle_timeout == std::chrono::seconds(90));
+  CHECK(p->workspaces.max_lifetime == std::chrono::hours(1));
+  CHECK(workspaces_dir(p->workspaces) == project.path() + "/ws");
+  CHECK_THAT(rejection("[sandbox.workspaces]\nmax_total = 0\n"), Catch::Contains("sandbox.workspaces.max_total"));
+  CHECK_THAT(rejection("[sandbox.workspaces]\nidle_timeout = 0\n"), Catch::Contains("sandbox.workspaces.idle_timeout"));
+  CHECK_THAT(rejection("[sandbox.workspaces]\nsize = 1\n"), Catch::Contains("sandbox.workspaces.size"));
+}

@@ -1,0 +1,85 @@
+// The workspace registry's protocol (actors/workspaces/workspace_registry.hpp). Every call
+// names its principal: a workspace answers only the principal that created it, and another
+// principal's workspace gets the same answer as one that does not exist.
+//
+//   (ws_create_atom, workspace_options, principal) -> workspace_reply
+//   (ws_list_atom, principal)                      -> workspace_list
+//   (ws_get_atom, ref, principal)                  -> workspace_reply
+//   (ws_end_atom, ref, principal, keep_files)      -> workspace_reply   (the info as it ended)
+//   (ws_borrow_atom, ref, principal)               -> workspace_borrowed (an execution's start)
+//   (ws_return_atom, id)                                                 (its end)
+//   (stop_atom)                                    -> bool
+//
+// `ref` is a workspace's id or its owner's name for it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+
+#include "config/failure.hpp"
+#include "tiers/workspace/workspace_record.hpp"
+
+namespace corral {
+
+using ws_create_atom = caf::atom_constant<caf::atom("wscreate")>;
+using ws_list_atom = caf::atom_constant<caf::atom("wslist")>;
+using ws_get_atom = caf::atom_constant<caf::atom("wsget")>;
+using ws_end_atom = caf::atom_constant<caf::atom("wsend")>;
+using ws_borrow_atom = caf::atom_constant<caf::atom("wsborrow")>;
+using ws_return_atom = caf::atom_constant<caf::atom("wsreturn")>;
+using ws_tick_atom = caf::atom_constant<caf::atom("wstick")>;
+
+// What a create may ask for; each only narrows the operator's settings and limits.
+struct workspace_options {
+  std::string name;
+  std::optional<std::chrono::milliseconds> idle_timeout;
+  std::optional<std::chrono::milliseconds> lifetime;
+  std::optional<std::uint64_t> memory_bytes;
+  std::optional<std::uint64_t> pids;
+  std::optional<double> cpu_cores;
+  bool keep_files = false;
+};
+
+// The wire's view of one workspace (no host path: callers see only the inside).
+struct workspace_info {
+  workspace_record record;
+  std::string mount_at = "/work";
+  std::size_t running = 0;          // executions in it now
+  std::int64_t idle_left_ms = 0;    // until the idle timeout ends it (while nothing runs)
+  std::int64_t last_used_at = 0;    // unix seconds
+  // What a workspace promises that this version does not hold (said in every reply).
+  std::vector<std::string> not_enforced;
+};
+
+struct workspace_reply {
+  bool ok = false;
+  failure error;
+  workspace_info info;
+};
+
+struct workspace_list {
+  std::vector<workspace_info> items;
+};
+
+// An execution's hold on a workspace: where its files are, and the ceiling its limits
+// narrow further. Given back with ws_return_atom when the execution ends.
+struct workspace_borrowed {
+  bool ok = false;
+  failure error;
+  std::string id;
+  std::string root;  // host path of the workspace's files: the execution's /work
+  workspace_record record;
+};
+
+} // namespace corral
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_options)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_list)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_borrowed)

@@ -1,0 +1,306 @@
+#include "actors/workspaces/workspace_registry.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/atoms.hpp"
+#include "actors/workspaces/workspace_messages.hpp"
+
+namespace corral {
+
+namespace {
+
+namespace fs = std::filesystem;
+using clock = std::chrono::steady_clock;
+
+// How often idle and lifetime deadlines are looked at: a deadline is met within this.
+constexpr std::chrono::milliseconds kTickMax{1000};
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Promised by a workspace, not held by this version (see the header).
+const std::vector<std::string> kNotEnforced = {"workspace_disk_quota", "workspace_aggregate_limits"};
+
+struct workspace_entry {
+  workspace_record record;
+  std::string dir;  // <registry dir>/<id>
+  std::size_t running = 0;
+  clock::time_point last_used = clock::now();
+  std::int64_t last_used_at = unix_now();
+};
+
+struct registry_state {
+  workspace_registry_config config;
+  std::map<std::string, workspace_entry> entries;  // by id
+  bool stopped = false;
+  static inline const char* name = "workspace_registry";
+};
+
+using self_ptr = caf::stateful_actor<registry_state>*;
+
+failure no_such(const std::string& ref) {
+  // The same words for another principal's workspace: ids cannot be probed.
+  return make_failure(failure_kind::invalid_request, "no workspace '" + ref + "' here");
+}
+
+workspace_entry* find(registry_state& st, const std::string& ref, const std::string& principal) {
+  for (auto& [id, e] : st.entries)
+    if (e.record.owner == principal && (id == ref || (!e.record.name.empty() && e.record.name == ref))) return &e;
+  return nullptr;
+}
+
+workspace_info info_of(const workspace_entry& e) {
+  workspace_info info;
+  info.record = e.record;
+  info.running = e.running;
+  info.last_used_at = e.last_used_at;
+  auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - e.last_used).count();
+  info.idle_left_ms = e.running > 0 ? e.record.idle_timeout_ms : std::max<std::int64_t>(0, e.record.idle_timeout_ms - idle_for);
+  info.not_enforced = kNotEnforced;
+  return info;
+}
+
+// The files go unless the record says keep them; then the record stays, marked ended, and
+// the next runtime leaves the directory alone.
+void remove_workspace(workspace_entry& e, bool keep_files) {
+  e.record.ended = true;
+  if (keep_files || e.record.keep_files) {
+    e.record.keep_files = true;
+    if (auto s = write_record(e.dir, e.record); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
+    return;
+  }
+  std::error_code ec;
+  fs::remove_all(e.dir, ec);
+  if (ec) spdlog::warn("workspace {}: removing {}: {}", e.record.id, e.dir, ec.message());
+}
+
+void end_entry(self_ptr self, const std::string& id, bool keep_files, const char* why) {
+  auto it = self->state.entries.find(id);
+  if (it == self->state.entries.end()) return;
+  spdlog::info("workspace {} ended ({}){}", id, why, keep_files || it->second.record.keep_files ? ", files kept" : "");
+  remove_workspace(it->second, keep_files);
+  self->state.entries.erase(it);
+}
+
+} // namespace
+
+expected<std::string> prepare_workspaces_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return make_failure(failure_kind::config_error, "making the workspaces directory " + dir + ": " + ec.message());
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid())
+    return make_failure(failure_kind::config_error, dir + " must be a directory owned by uid " + std::to_string(::geteuid()) +
+                                                       " ([sandbox.workspaces] dir)");
+  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) < 0)
+    return make_failure(failure_kind::config_error, "chmod 0700 " + dir + ": " + std::strerror(errno));
+  return dir;
+}
+
+namespace {
+
+// What an earlier runtime left: live workspaces are served again, ended ones kept for
+// their owner stay untouched, anything unreadable is named in the log and left alone.
+void adopt(registry_state& st) {
+  std::error_code ec;
+  std::size_t adopted = 0;
+  for (auto& item : fs::directory_iterator(st.config.dir, ec)) {
+    auto name = item.path().filename().string();
+    if (!valid_workspace_id(name) || !item.is_directory()) continue;
+    auto record = read_record(item.path());
+    if (!record) {
+      spdlog::warn("workspace {}: not adopted: {}", name, record.error().message);
+      continue;
+    }
+    if (record->ended || record->id != name) continue;
+    workspace_entry e;
+    e.record = std::move(*record);
+    e.dir = item.path();
+    st.entries.emplace(name, std::move(e));
+    ++adopted;
+  }
+  if (adopted > 0) spdlog::info("adopted {} workspace(s) from {}", adopted, st.config.dir);
+}
+
+std::size_t owned_by(const registry_state& st, const std::string& principal) {
+  return static_cast<std::size_t>(
+      std::count_if(st.entries.begin(), st.entries.end(), [&](auto& kv) { return kv.second.record.owner == principal; }));
+}
+
+// Narrows the profile's limit by the request's; a wider one is refused, naming it.
+template <class T>
+expected<std::optional<T>> narrowed(const char* what, std::optional<T> ceiling, std::optional<T> asked) {
+  if (!asked) return ceiling;
+  if (!(*asked > T{})) return make_failure(failure_kind::invalid_request, std::string(what) + " must be positive");
+  if (ceiling && *asked > *ceiling)
+    return make_failure(failure_kind::refused, std::string(what) + " " + std::to_string(*asked) +
+                                                   " is more than the profile allows (" + std::to_string(*ceiling) + ")");
+  return asked;
+}
+
+workspace_reply create(self_ptr self, const workspace_options& o, const std::string& principal) {
+  auto& st = self->state;
+  auto refuse = [](failure f) { return workspace_reply{false, std::move(f), {}}; };
+  if (st.stopped) return refuse(make_failure(failure_kind::refused, "the runtime is stopping"));
+  if (!o.name.empty() && !valid_workspace_name(o.name))
+    return refuse(make_failure(failure_kind::invalid_request,
+                               "workspace name '" + o.name + "' is not valid: 1 to 63 of a-z 0-9 . _ -, starting with a "
+                               "letter or digit, and not shaped like an id (w- and 12 hex digits)"));
+  if (!o.name.empty() && find(st, o.name, principal))
+    return refuse(make_failure(failure_kind::invalid_request, "a workspace named '" + o.name + "' exists already"));
+  const auto& set = st.config.settings;
+  if (owned_by(st, principal) >= set.max_per_owner)
+    return refuse(make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(set.max_per_owner) +
+                                                                 " workspaces per owner ([sandbox.workspaces] max_per_owner)"));
+  if (st.entries.size() >= set.max_total)
+    return refuse(make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(set.max_total) +
+                                                                 " workspaces at once ([sandbox.workspaces] max_total)"));
+  auto idle = narrowed<std::int64_t>("idle_timeout (ms)", set.idle_timeout.count(),
+                                     o.idle_timeout ? std::optional<std::int64_t>(o.idle_timeout->count()) : std::nullopt);
+  if (!idle) return refuse(idle.error());
+  auto life = narrowed<std::int64_t>("lifetime (ms)", set.max_lifetime.count(),
+                                     o.lifetime ? std::optional<std::int64_t>(o.lifetime->count()) : std::nullopt);
+  if (!life) return refuse(life.error());
+  auto memory = narrowed("memory (bytes)", st.config.ceiling.memory_bytes, o.memory_bytes);
+  if (!memory) return refuse(memory.error());
+  auto pids = narrowed("pids", st.config.ceiling.pids, o.pids);
+  if (!pids) return refuse(pids.error());
+  auto cpu = narrowed("cpu (cores)", st.config.ceiling.cpu_cores, o.cpu_cores);
+  if (!cpu) return refuse(cpu.error());
+
+  workspace_record r;
+  do r.id = new_workspace_id();
+  while (st.entries.count(r.id));
+  r.name = o.name;
+  r.owner = principal;
+  r.created_at = unix_now();
+  r.ends_at = r.created_at + std::max<std::int64_t>(1, **life / 1000);
+  r.idle_timeout_ms = **idle;
+  r.memory_bytes = *memory;
+  r.pids = *pids;
+  r.cpu_cores = *cpu;
+  r.keep_files = o.keep_files;
+
+  workspace_entry e;
+  e.record = r;
+  e.dir = st.config.dir + "/" + r.id;
+  // The files' directory is the execution's /work: the tier makes it the jail user's.
+  for (auto& d : {e.dir, e.dir + "/root"})
+    if (::mkdir(d.c_str(), 0700) < 0) {
+      int err = errno;
+      std::error_code ec;
+      fs::remove_all(e.dir, ec);
+      return refuse(make_failure(failure_kind::internal, "mkdir " + d + ": " + std::strerror(err)));
+    }
+  if (auto s = write_record(e.dir, r); !s) {
+    std::error_code ec;
+    fs::remove_all(e.dir, ec);
+    return refuse(s.error());
+  }
+  spdlog::info("workspace {} created{} for {}", r.id, r.name.empty() ? "" : " as " + r.name, principal);
+  auto [it, inserted] = st.entries.emplace(r.id, std::move(e));
+  return {true, {}, info_of(it->second)};
+}
+
+// Ends what is idle past its timeout or past its lifetime; a workspace in use ends when its
+// last execution returns it (and lends itself to no new one meanwhile).
+void expire(self_ptr self) {
+  auto& st = self->state;
+  auto now = clock::now();
+  auto wall = unix_now();
+  std::vector<std::pair<std::string, const char*>> ending;
+  for (auto& [id, e] : st.entries) {
+    if (e.running > 0) continue;
+    if (wall >= e.record.ends_at) ending.emplace_back(id, "its lifetime is over");
+    else if (now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms)) ending.emplace_back(id, "idle");
+  }
+  for (auto& [id, why] : ending) end_entry(self, id, false, why);
+}
+
+std::chrono::milliseconds tick_interval(const registry_state& st) {
+  // A quarter of the shortest idle timeout, at most a second: deadlines are met to within it.
+  auto tick = kTickMax;
+  for (auto& [id, e] : st.entries)
+    tick = std::min(tick, std::chrono::milliseconds(std::max<std::int64_t>(10, e.record.idle_timeout_ms / 4)));
+  return tick;
+}
+
+} // namespace
+
+caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registry_config config) {
+  return system.spawn([config](caf::stateful_actor<registry_state>* self) -> caf::behavior {
+    auto& st = self->state;
+    st.config = config;
+    adopt(st);
+    expire(self);
+    self->delayed_send(self, tick_interval(st), ws_tick_atom::value);
+    return {
+        [=](ws_create_atom, workspace_options& o, std::string& principal) { return create(self, o, principal); },
+        [=](ws_list_atom, std::string& principal) {
+          workspace_list out;
+          for (auto& [id, e] : self->state.entries)
+            if (e.record.owner == principal) out.items.push_back(info_of(e));
+          return out;
+        },
+        [=](ws_get_atom, std::string& ref, std::string& principal) -> workspace_reply {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return {false, no_such(ref), {}};
+          return {true, {}, info_of(*e)};
+        },
+        [=](ws_end_atom, std::string& ref, std::string& principal, bool keep_files) -> workspace_reply {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return {false, no_such(ref), {}};
+          if (e->running > 0)
+            return {false,
+                    make_failure(failure_kind::refused, "workspace " + e->record.id + " has " + std::to_string(e->running) +
+                                                            " execution(s) running; end them (cancel) first"),
+                    {}};
+          auto info = info_of(*e);
+          info.record.ended = true;
+          end_entry(self, e->record.id, keep_files, "asked");
+          return {true, {}, info};
+        },
+        [=](ws_borrow_atom, std::string& ref, std::string& principal) -> workspace_borrowed {
+          auto& s = self->state;
+          if (s.stopped) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, {}, {}};
+          auto* e = find(s, ref, principal);
+          if (!e) return {false, no_such(ref), {}, {}, {}};
+          if (unix_now() >= e->record.ends_at)
+            return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {}};
+          ++e->running;
+          e->last_used = clock::now();
+          e->last_used_at = unix_now();
+          return {true, {}, e->record.id, e->dir + "/root", e->record};
+        },
+        [=](ws_return_atom, std::string& id) {
+          auto it = self->state.entries.find(id);
+          if (it == self->state.entries.end() || it->second.running == 0) return;
+          --it->second.running;
+          it->second.last_used = clock::now();
+          it->second.last_used_at = unix_now();
+        },
+        [=](ws_tick_atom) {
+          expire(self);
+          self->delayed_send(self, tick_interval(self->state), ws_tick_atom::value);
+        },
+        [=](stop_atom) {
+          // The files stay for the next runtime: stopping is not ending.
+          self->state.stopped = true;
+          return true;
+        },
+    };
+  });
+}
+
+} // namespace corral

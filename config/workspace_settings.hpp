@@ -1,0 +1,26 @@
+// [sandbox.workspaces]: where persistent workspaces keep their files and how many and how
+// long they may live (actors/workspaces/). Requests only narrow these.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+namespace corral {
+
+struct workspace_settings {
+  // Empty: /var/lib/corral/workspaces for root, else $XDG_STATE_HOME/corral/workspaces
+  // (~/.local/state/corral/workspaces). Outside the runtime's state dir on purpose: the
+  // state dir is /run, gone at reboot, and workspaces must outlive it.
+  std::string dir;
+  std::size_t max_per_owner = 8;
+  std::size_t max_total = 32;
+  // A workspace no execution or file call touched for this long ends; at most this old.
+  std::chrono::milliseconds idle_timeout{30 * 60 * 1000};
+  std::chrono::milliseconds max_lifetime{24 * 60 * 60 * 1000};
+};
+
+// The directory `settings.dir` names, or the default for this user.
+std::string workspaces_dir(const workspace_settings& settings);
+
+} // namespace corral

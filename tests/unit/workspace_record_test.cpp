@@ -1,0 +1,55 @@
+// A workspace's record: round trip, refusals of what corral did not write, names and ids.
+#include <catch2/catch.hpp>
+
+#include "tests/runtime_fixture.hpp"
+#include "tiers/workspace/workspace_record.hpp"
+
+using namespace corral;
+
+TEST_CASE("a workspace record round-trips through its file", "[workspace]") {
+  corral::testing::temp_dir dir;
+  workspace_record r;
+  r.id = new_workspace_id();
+  r.name = "build-1";
+  r.owner = "uid:1000";
+  r.created_at = 1'700'000'000;
+  r.ends_at = 1'700'086'400;
+  r.idle_timeout_ms = 1'800'000;
+  r.memory_bytes = 256ull << 20;
+  r.cpu_cores = 0.5;
+  REQUIRE(write_record(dir.path(), r));
+  auto back = read_record(dir.path());
+  REQUIRE(back);
+  CHECK(back->id == r.id);
+  CHECK(back->name == "build-1");
+  CHECK(back->owner == "uid:1000");
+  CHECK(back->ends_at == r.ends_at);
+  CHECK(back->memory_bytes == r.memory_bytes);
+  CHECK_FALSE(back->pids);
+  CHECK(back->cpu_cores == 0.5);
+  CHECK_FALSE(back->ended);
+}
+
+TEST_CASE("a record corral did not write is refused, naming why", "[workspace]") {
+  CHECK_THAT(parse_record("{").error().message, Catch::Contains("not a JSON object"));
+  CHECK_THAT(parse_record(R"({"version":2,"id":"w-0123456789ab"})").error().message, Catch::Contains("version 2"));
+  CHECK_THAT(parse_record(R"({"version":1,"id":"../etc","owner":"x","created_at":0,"ends_at":0,"idle_timeout_ms":0})")
+                 .error()
+                 .message,
+             Catch::Contains("is not one corral makes"));
+  CHECK_THAT(parse_record(R"({"version":1,"id":"w-0123456789ab"})").error().message, Catch::Contains("owner"));
+}
+
+TEST_CASE("workspace names and ids", "[workspace]") {
+  for (const char* good : {"a", "build-1", "x.y_z", "0abc"}) CHECK(valid_workspace_name(good));
+  for (const char* bad : {"", "-a", ".a", "A", "a/b", "a b", "..", "w-0123456789ab"}) {
+    INFO(bad);
+    CHECK_FALSE(valid_workspace_name(bad));
+  }
+  CHECK_FALSE(valid_workspace_name(std::string(64, 'a')));
+  auto id = new_workspace_id();
+  CHECK(valid_workspace_id(id));
+  CHECK(id != new_workspace_id());
+  CHECK_FALSE(valid_workspace_id("w-0123456789AB"));
+  CHECK_FALSE(valid_workspace_id("w-0123456789a"));
+}
