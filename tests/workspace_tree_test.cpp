@@ -282,6 +282,15 @@ TEST_CASE("workspace tree calls with dot-dot or absolute paths do not leave the 
     CHECK_FALSE(f.tree->write(rel, "evil", 0644, true));
     CHECK_FALSE(f.tree->stat(rel));
   }
+  // A bare `..` as the last name would reach the root's parent through fstatat/renameat.
+  auto parent = f.tree->stat("..");
+  REQUIRE_FALSE(parent);
+  CHECK(parent.error().kind == failure_kind::refused);
+  CHECK_FALSE(f.tree->move("..", "x"));
+  CHECK_FALSE(f.tree->move("a", ".."));
+  CHECK_FALSE(f.tree->remove("..", true));
+  CHECK_FALSE(f.tree->make_dir("a/..", 0755, false));
+  CHECK_FALSE(f.tree->stat("a//b"));
   CHECK_FALSE(f.tree->write("../host/new", "evil", 0644, false));
   CHECK_FALSE(f.tree->make_dir("../host/newdir", 0755, true));
   f.check_outside_untouched();

@@ -52,6 +52,23 @@ failure not_regular(const char* what, const std::string& rel, unsigned st_mode) 
                                                          file_type_name(st_mode) + ", not a regular file");
 }
 
+// rel should come from workspace_relative_path; the tree checks again because a final
+// name of `..` would reach the root's parent through fstatat or renameat, which resolve
+// that one component on their own.
+status plain_relative(const std::string& rel) {
+  if (rel == ".") return ok();
+  bool plain = !rel.empty() && rel.front() != '/' && rel.find('\0') == std::string::npos;
+  for (std::size_t start = 0; plain && start <= rel.size();) {
+    auto slash = std::min(rel.find('/', start), rel.size());
+    auto part = std::string_view(rel).substr(start, slash - start);
+    plain = !part.empty() && part != "." && part != "..";
+    start = slash + 1;
+  }
+  if (plain) return ok();
+  return make_failure(failure_kind::refused, "the workspace path '" + rel +
+                                                 "' is not a plain relative path (absolute, empty, '.' or '..' components)");
+}
+
 struct split_path {
   std::string parent;  // "." for an entry of the root
   std::string name;
@@ -145,6 +162,7 @@ workspace_tree::~workspace_tree() {
 }
 
 expected<file_chunk> workspace_tree::read(const std::string& rel, std::uint64_t offset, std::uint64_t max_bytes) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   // O_NONBLOCK: a FIFO opens at once instead of waiting for a writer; fstat then refuses it.
   owned_fd fd(open_beneath(root_, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, link_policy::follow_inside));
   if (!fd.valid()) return os_failure("reading", rel, errno);
@@ -169,6 +187,7 @@ expected<file_chunk> workspace_tree::read(const std::string& rel, std::uint64_t 
 }
 
 status workspace_tree::write(const std::string& rel, std::string_view data, mode_t mode, bool create_parents) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   if (rel == ".") return make_failure(failure_kind::invalid_request, "cannot write the workspace root: it is a directory");
   auto [parent_rel, name] = split(rel);
   if (create_parents && parent_rel != ".") {
@@ -197,6 +216,7 @@ status workspace_tree::write(const std::string& rel, std::string_view data, mode
 }
 
 status workspace_tree::append(const std::string& rel, std::string_view data) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   // O_NOFOLLOW: the final component must be the file itself. O_NONBLOCK: a FIFO without
   // a reader fails (ENXIO) rather than waiting, one with a reader is refused by fstat.
   owned_fd fd(open_beneath(root_, rel, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
@@ -209,6 +229,7 @@ status workspace_tree::append(const std::string& rel, std::string_view data) con
 }
 
 status workspace_tree::make_dir(const std::string& rel, mode_t mode, bool parents) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   if (rel == ".") {
     if (parents) return ok();
     return os_failure("making the directory", rel, EEXIST);
@@ -280,6 +301,7 @@ status remove_below(int parent, const std::string& name, const std::string& rel,
 } // namespace
 
 status workspace_tree::remove(const std::string& rel, bool recursive) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   if (rel == ".") return make_failure(failure_kind::invalid_request, "the workspace root itself cannot be removed");
   auto [parent_rel, name] = split(rel);
   owned_fd parent(open_beneath(root_, parent_rel, O_PATH | O_DIRECTORY, link_policy::follow_inside));
@@ -295,6 +317,8 @@ status workspace_tree::remove(const std::string& rel, bool recursive) const {
 }
 
 status workspace_tree::move(const std::string& from, const std::string& to) const {
+  for (auto* rel : {&from, &to})
+    if (auto plain = plain_relative(*rel); !plain) return plain.error();
   if (from == "." || to == ".") return make_failure(failure_kind::invalid_request, "the workspace root itself cannot be moved");
   auto [from_dir, from_name] = split(from);
   auto [to_dir, to_name] = split(to);
@@ -308,6 +332,7 @@ status workspace_tree::move(const std::string& from, const std::string& to) cons
 }
 
 expected<tree_entry> workspace_tree::stat(const std::string& rel) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   struct stat st {};
   if (rel == ".") {
     if (::fstat(root_, &st) < 0) return os_failure("looking at", rel, errno);
@@ -371,6 +396,7 @@ struct lister {
 } // namespace
 
 expected<tree_listing> workspace_tree::list(const std::string& rel, unsigned depth, std::size_t max_entries) const {
+  if (auto plain = plain_relative(rel); !plain) return plain.error();
   if (depth == 0 || depth > max_list_depth)
     return make_failure(failure_kind::invalid_request, "listing '" + rel + "': depth " + std::to_string(depth) +
                                                            " is outside 1.." + std::to_string(max_list_depth));
