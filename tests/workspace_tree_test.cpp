@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fstream>
 #include <openssl/evp.h>
+#include <optional>
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
