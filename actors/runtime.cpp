@@ -260,6 +260,26 @@ expected<workspace_info> runtime::end_workspace(const std::string& ref, bool kee
       ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_end_atom::value, ref, principal, keep_files));
 }
 
+expected<file_reply> runtime::workspace_file(const std::string& ref, const file_call& call, const std::string& principal) {
+  auto r = ask_workspaces<file_reply>(*impl_->sys, impl_->workspaces, ws_files_atom::value, ref, principal, call);
+  if (r && !r->ok) return r->error;
+  return r;
+}
+
+expected<changes_reply> runtime::mark_workspace(const std::string& ref, const std::string& label,
+                                                const std::string& principal) {
+  auto r = ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_mark_atom::value, ref, principal, label);
+  if (r && !r->ok) return r->error;
+  return r;
+}
+
+expected<changes_reply> runtime::workspace_changes(const std::string& ref, const std::string& since,
+                                                   const std::string& principal) {
+  auto r = ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_changes_atom::value, ref, principal, since);
+  if (r && !r->ok) return r->error;
+  return r;
+}
+
 caf::actor runtime::workspaces() const { return impl_->workspaces; }
 const std::string& runtime::workspaces_dir() const { return impl_->workspaces_dir; }
 

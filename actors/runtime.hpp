@@ -73,6 +73,14 @@ public:
   expected<workspace_info> inspect_workspace(const std::string& ref, const std::string& principal = "lib");
   expected<workspace_info> end_workspace(const std::string& ref, bool keep_files = false,
                                          const std::string& principal = "lib");
+  // A file operation on a workspace's files (actors/workspaces/workspace_messages.hpp).
+  expected<file_reply> workspace_file(const std::string& ref, const file_call& call, const std::string& principal = "lib");
+  // Marks the files as they are now as `label`; `changes` lists what differs since a mark
+  // ("creation": since the workspace was made).
+  expected<changes_reply> mark_workspace(const std::string& ref, const std::string& label,
+                                         const std::string& principal = "lib");
+  expected<changes_reply> workspace_changes(const std::string& ref, const std::string& since = "creation",
+                                            const std::string& principal = "lib");
   caf::actor workspaces() const;
   const std::string& workspaces_dir() const;
 

@@ -225,3 +225,155 @@ TEST_CASE("another principal, another workspace and a wider limit get nothing of
   bad.name = "w-0123456789ab";
   CHECK_FALSE(t.rt->create_workspace(bad));
 }
+
+namespace {
+
+file_call file_op(file_call::op what, std::string path, std::string data = {}) {
+  file_call c;
+  c.what = what;
+  c.path = std::move(path);
+  c.data = std::move(data);
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("files written through the API are the jail user's, byte for byte, and read back in pieces",
+          "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  using op = file_call::op;
+
+  std::string every_byte;
+  for (int i = 0; i < 256; ++i) every_byte.push_back(static_cast<char>(i));
+  REQUIRE(t.rt->workspace_file(id, file_op(op::write, "/work/empty")));
+  auto bin = file_op(op::write, "bin/all", every_byte);
+  bin.parents = true;
+  bin.mode = 0600;
+  auto written = t.rt->workspace_file(id, bin);
+  REQUIRE(written);
+  CHECK(written->entry.size == 256);
+  CHECK(written->entry.mode == 0600);
+  // 64 MiB in 4 MiB pieces: a write, then appends.
+  std::string piece(kMaxFilePiece, 'x');
+  for (std::size_t i = 0; i < piece.size(); i += 4096) piece[i] = static_cast<char>('a' + (i / 4096) % 26);
+  REQUIRE(t.rt->workspace_file(id, file_op(op::write, "big", piece)));
+  for (int i = 1; i < 16; ++i) REQUIRE(t.rt->workspace_file(id, file_op(op::append, "big", piece)));
+
+  auto inside = t.rt->exec(in_workspace(id, "stat -c '%s %a %u' /work/empty /work/bin/all /work/big;"
+                                            " od -An -tx1 /work/bin/all | tr -d ' \\n' | md5sum | cut -c1-8;"
+                                            " echo more >> /work/bin/all && echo appended"));
+  REQUIRE(inside);
+  INFO(inside->err.data);
+  auto uid = std::to_string(kLandlockJailUser);
+  std::string expect_stat = "0 644 " + uid + "\n256 600 " + uid + "\n" + std::to_string(64ull << 20) + " 644 " + uid + "\n";
+  CHECK(inside->out.data.substr(0, expect_stat.size()) == expect_stat);
+  CHECK(inside->out.data.find("appended") != std::string::npos);
+
+  // Read back: the binary file whole, the big one in pieces that add up.
+  auto all = file_op(op::read, "/work/bin/all");
+  auto back = t.rt->workspace_file(id, all);
+  REQUIRE(back);
+  CHECK(back->chunk.data.substr(0, 256) == every_byte);
+  std::uint64_t total = 0;
+  bool same = true;
+  for (std::uint64_t offset = 0;;) {
+    auto read = file_op(op::read, "big");
+    read.offset = offset;
+    auto got = t.rt->workspace_file(id, read);
+    REQUIRE(got);
+    same = same && got->chunk.data == piece.substr(0, got->chunk.data.size());
+    total += got->chunk.data.size();
+    offset += got->chunk.data.size();
+    if (got->chunk.eof || got->chunk.data.empty()) break;
+  }
+  CHECK(same);
+  CHECK(total == (64ull << 20));
+
+  auto listing = file_op(op::list, "/work");
+  listing.depth = 2;
+  auto listed = t.rt->workspace_file(id, listing);
+  REQUIRE(listed);
+  std::vector<std::string> paths;
+  for (auto& e : listed->listing.entries) paths.push_back(e.path + ":" + e.type);
+  CHECK(paths == std::vector<std::string>{"big:file", "bin:dir", "bin/all:file", "empty:file"});
+}
+
+TEST_CASE("links a program plants in a workspace lead the files API nowhere outside it",
+          "[landlock][workspace][escape]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false);
+  temp_dir host("corral-ws-canary-");
+  auto canary = host.path() + "/canary";
+  { std::ofstream(canary) << "host secret\n"; }
+  ::chmod(host.path().c_str(), 0755);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  using op = file_call::op;
+  auto planted = t.rt->exec(in_workspace(id, "ln -s / /work/r; ln -s " + canary + " /work/c; ln -s " + host.path() +
+                                                 "/new /work/n; ln -s ../.. /work/up; echo planted"));
+  REQUIRE(planted);
+  REQUIRE(planted->out.data == "planted\n");  // the attempt ran
+
+  for (const char* path : {"r/etc/passwd", "c", "up/record.json", "/work/../record.json", "/etc/passwd", "n"}) {
+    INFO(path);
+    auto read = t.rt->workspace_file(id, file_op(op::read, path));
+    CHECK_FALSE(read);
+  }
+  // A write at a link's name replaces the link; nothing is written where it pointed.
+  REQUIRE(t.rt->workspace_file(id, file_op(op::write, "c", "inside\n")));
+  REQUIRE(t.rt->workspace_file(id, file_op(op::write, "n", "inside\n")));
+  CHECK(read_text(canary) == "host secret\n");
+  CHECK_FALSE(exists(host.path() + "/new"));
+  auto through = t.rt->workspace_file(id, file_op(op::write, "r/tmp/corral-ws-escaped", "x"));
+  CHECK_FALSE(through);
+  CHECK_FALSE(exists("/tmp/corral-ws-escaped"));
+  auto up = t.rt->workspace_file(id, file_op(op::write, "up/escaped", "x"));
+  CHECK_FALSE(up);
+  CHECK_FALSE(exists(t.rt->workspaces_dir() + "/escaped"));
+  // Removing a link removes the link only.
+  auto rm = file_op(op::remove, "r");
+  rm.recursive = true;
+  REQUIRE(t.rt->workspace_file(id, rm));
+  CHECK(exists("/etc/passwd"));
+}
+
+TEST_CASE("the changes list matches what an execution did, since creation and since a mark",
+          "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  REQUIRE(t.rt->exec(in_workspace(id, "echo one > /work/keep; echo two > /work/edit; echo three > /work/gone;"
+                                      " echo four > /work/mode; mkdir /work/d"))->exit_code == 0);
+  auto since_creation = t.rt->workspace_changes(id);
+  REQUIRE(since_creation);
+  CHECK(since_creation->changes.size() == 5);
+  REQUIRE(t.rt->mark_workspace(id, "before-run"));
+
+  REQUIRE(t.rt->exec(in_workspace(id, "echo changed > /work/edit; rm /work/gone; chmod 600 /work/mode;"
+                                      " ln -s keep /work/d/link; printf new > /work/d/new"))->exit_code == 0);
+  auto since_mark = t.rt->workspace_changes(id, "before-run");
+  REQUIRE(since_mark);
+  std::map<std::string, std::string> seen;
+  for (auto& c : since_mark->changes) {
+    const char* what = c.what == tree_change::kind::added ? "added" : c.what == tree_change::kind::removed ? "removed" : "modified";
+    seen[c.entry.path] = what;
+  }
+  CHECK(seen == std::map<std::string, std::string>{{"d/link", "added"},
+                                                   {"d/new", "added"},
+                                                   {"edit", "modified"},
+                                                   {"gone", "removed"},
+                                                   {"mode", "modified"}});
+  // The hash is the content's, as sha256sum outside computes it.
+  for (auto& c : since_mark->changes)
+    if (c.entry.path == "d/new")
+      CHECK(c.entry.sha256 == "11507a0e2f5e69d5dfa40a62a1bd7b6ee57e6bcd85c67c9b8431b36fff21c437");
+  CHECK_FALSE(t.rt->workspace_changes(id, "no-such-mark"));
+  CHECK_FALSE(t.rt->mark_workspace(id, "../x"));
+}

@@ -8,6 +8,9 @@
 //   (ws_end_atom, ref, principal, keep_files)      -> workspace_reply   (the info as it ended)
 //   (ws_borrow_atom, ref, principal)               -> workspace_borrowed (an execution's start)
 //   (ws_return_atom, id)                                                 (its end)
+//   (ws_files_atom, ref, principal, file_call)     -> file_reply        (workspace_files.hpp)
+//   (ws_mark_atom, ref, principal, label)          -> changes_reply     (the mark's name)
+//   (ws_changes_atom, ref, principal, since)       -> changes_reply     (since "creation" or a mark)
 //   (stop_atom)                                    -> bool
 //
 // `ref` is a workspace's id or its owner's name for it.
@@ -23,7 +26,9 @@
 #include <caf/atom.hpp>
 
 #include "config/failure.hpp"
+#include "tiers/workspace/change_manifest.hpp"
 #include "tiers/workspace/workspace_record.hpp"
+#include "tiers/workspace/workspace_tree.hpp"
 
 namespace corral {
 
@@ -34,6 +39,47 @@ using ws_end_atom = caf::atom_constant<caf::atom("wsend")>;
 using ws_borrow_atom = caf::atom_constant<caf::atom("wsborrow")>;
 using ws_return_atom = caf::atom_constant<caf::atom("wsreturn")>;
 using ws_tick_atom = caf::atom_constant<caf::atom("wstick")>;
+using ws_files_atom = caf::atom_constant<caf::atom("wsfiles")>;
+using ws_mark_atom = caf::atom_constant<caf::atom("wsmark")>;
+using ws_changes_atom = caf::atom_constant<caf::atom("wschanges")>;
+
+// Largest piece of a file one read returns, and of data one write or append carries: a
+// bigger file moves in pieces (the daemon's lines are bounded too).
+inline constexpr std::uint64_t kMaxFilePiece = 4 << 20;
+
+// One file operation on a workspace's files, from the host side, resolved beneath its
+// root (tiers/workspace/workspace_tree.hpp). Paths are the jail's (/work/…) or relative.
+struct file_call {
+  enum class op : std::uint8_t { read, write, append, list, stat, mkdir, remove, move };
+  op what = op::stat;
+  std::string path;
+  std::string to;    // move's destination
+  std::string data;  // write, append
+  std::uint32_t mode = 0644;
+  std::uint64_t offset = 0;                // read
+  std::uint64_t length = kMaxFilePiece;    // read: at most this (and kMaxFilePiece)
+  unsigned depth = 1;                      // list
+  std::size_t max_entries = 10'000;        // list
+  bool recursive = false;                  // remove
+  bool parents = false;                    // mkdir, write
+};
+
+struct file_reply {
+  bool ok = false;
+  failure error;
+  file_chunk chunk;      // read
+  tree_entry entry;      // stat, and write's result
+  tree_listing listing;  // list
+};
+
+struct changes_reply {
+  bool ok = false;
+  failure error;
+  std::string mark;  // the mark set (ws_mark_atom), or the one compared against
+  std::vector<tree_change> changes;
+  bool truncated = false;
+  std::size_t scanned = 0;  // entries in the tree now
+};
 
 // What a create may ask for; each only narrows the operator's settings and limits.
 struct workspace_options {
@@ -83,3 +129,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_borrowed)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::file_call)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::file_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::changes_reply)

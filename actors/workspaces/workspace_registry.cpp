@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
+#include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 
 namespace corral {
@@ -58,6 +59,23 @@ workspace_entry* find(registry_state& st, const std::string& ref, const std::str
   for (auto& [id, e] : st.entries)
     if (e.record.owner == principal && (id == ref || (!e.record.name.empty() && e.record.name == ref))) return &e;
   return nullptr;
+}
+
+workspace_paths paths_of(const workspace_entry& e) { return {e.dir + "/root", e.dir + "/marks", "/work"}; }
+
+// A file call or an execution counts as use: the idle clock starts again.
+void touch(workspace_entry& e) {
+  e.last_used = clock::now();
+  e.last_used_at = unix_now();
+}
+
+// The blocking work on its own thread; its answer goes straight to the caller.
+template <class Reply, class... Ts>
+caf::result<Reply> on_worker(self_ptr self, workspace_entry& e, Ts&&... xs) {
+  touch(e);
+  auto rp = self->make_response_promise<Reply>();
+  rp.delegate(spawn_file_worker(self->system(), paths_of(e)), std::forward<Ts>(xs)...);
+  return rp;
 }
 
 workspace_info info_of(const workspace_entry& e) {
@@ -203,10 +221,13 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
       fs::remove_all(e.dir, ec);
       return refuse(make_failure(failure_kind::internal, "mkdir " + d + ": " + std::strerror(err)));
     }
-  if (auto s = write_record(e.dir, r); !s) {
+  // The mark "changes" compare against by default: the empty tree it starts as.
+  auto creation = set_mark(paths_of(e), "creation");
+  auto written = creation.ok ? write_record(e.dir, r) : status(creation.error);
+  if (!written) {
     std::error_code ec;
     fs::remove_all(e.dir, ec);
-    return refuse(s.error());
+    return refuse(written.error());
   }
   spdlog::info("workspace {} created{} for {}", r.id, r.name.empty() ? "" : " as " + r.name, principal);
   auto [it, inserted] = st.entries.emplace(r.id, std::move(e));
@@ -289,6 +310,21 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           --it->second.running;
           it->second.last_used = clock::now();
           it->second.last_used_at = unix_now();
+        },
+        [=](ws_files_atom, std::string& ref, std::string& principal, file_call& call) -> caf::result<file_reply> {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return file_reply{false, no_such(ref), {}, {}, {}};
+          return on_worker<file_reply>(self, *e, ws_files_atom::value, std::move(call));
+        },
+        [=](ws_mark_atom, std::string& ref, std::string& principal, std::string& label) -> caf::result<changes_reply> {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return changes_reply{false, no_such(ref), {}, {}, false, 0};
+          return on_worker<changes_reply>(self, *e, ws_mark_atom::value, std::move(label));
+        },
+        [=](ws_changes_atom, std::string& ref, std::string& principal, std::string& since) -> caf::result<changes_reply> {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return changes_reply{false, no_such(ref), {}, {}, false, 0};
+          return on_worker<changes_reply>(self, *e, ws_changes_atom::value, std::move(since));
         },
         [=](ws_tick_atom) {
           expire(self);

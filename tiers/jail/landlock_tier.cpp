@@ -13,7 +13,7 @@ namespace corral {
 
 namespace {
 
-constexpr std::uint32_t kNobody = 65534;
+constexpr std::uint32_t kNobody = kLandlockJailUser;
 
 } // namespace
 

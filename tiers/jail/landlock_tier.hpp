@@ -5,12 +5,16 @@
 // rules from the frozen profile, and says whether this kernel can hold all of it.
 #pragma once
 
+#include <cstdint>
 #include <map>
 
 #include "tiers/kernel_features.hpp"
 #include "tiers/tier.hpp"
 
 namespace corral {
+
+// Who a root runtime's jail runs as, outside and in: nobody. Its files are this user's.
+inline constexpr std::uint32_t kLandlockJailUser = 65534;
 
 class landlock_tier : public tier {
 public:

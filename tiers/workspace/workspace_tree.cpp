@@ -208,10 +208,26 @@ status workspace_tree::write(const std::string& rel, std::string_view data, mode
   if (auto written = write_fully(file.get(), data, rel); !written) return discard(written.error());
   // The umask narrowed the mode at creation; the caller's mode (without setuid bits) rules.
   if (::fchmod(file.get(), mode & 0777) < 0) return discard(os_failure("setting the mode of", rel, errno));
+  if (auto owned = own_fd(file.get(), rel); !owned) return discard(owned.error());
   // No fsync: a crash may lose the write, never tear it (ext4 flushes a file renamed over
   // another before the rename commits, auto_da_alloc), and fsync per file is slow.
   if (::renameat(parent.get(), temp.c_str(), parent.get(), name.c_str()) < 0)
     return discard(os_failure("replacing", rel, errno));
+  return ok();
+}
+
+status workspace_tree::own_fd(int fd, const std::string& rel) const {
+  if (owner_uid_ == static_cast<uid_t>(-1)) return ok();
+  if (::fchown(fd, owner_uid_, owner_gid_) < 0) return os_failure("giving the jail's user", rel, errno);
+  return ok();
+}
+
+// Right after mkdirat: were the name swapped for a link meanwhile, NOFOLLOW changes the
+// link's owner, never what it points to.
+status workspace_tree::own_entry(int dir, const std::string& name, const std::string& rel) const {
+  if (owner_uid_ == static_cast<uid_t>(-1)) return ok();
+  if (::fchownat(dir, name.c_str(), owner_uid_, owner_gid_, AT_SYMLINK_NOFOLLOW) < 0)
+    return os_failure("giving the jail's user", rel, errno);
   return ok();
 }
 
@@ -225,6 +241,8 @@ status workspace_tree::append(const std::string& rel, std::string_view data) con
   struct stat st {};
   if (::fstat(fd.get(), &st) < 0) return os_failure("appending to", rel, errno);
   if (!S_ISREG(st.st_mode)) return not_regular("appending to", rel, st.st_mode);
+  if (st.st_uid == ::geteuid() && st.st_size == 0)  // made just now, most likely: the jail's
+    if (auto owned = own_fd(fd.get(), rel); !owned) return owned;
   return write_fully(fd.get(), data, rel);
 }
 
@@ -239,7 +257,7 @@ status workspace_tree::make_dir(const std::string& rel, mode_t mode, bool parent
     owned_fd parent(open_beneath(root_, parent_rel, O_PATH | O_DIRECTORY, link_policy::follow_inside));
     if (!parent.valid()) return os_failure("opening the directory of", rel, errno);
     if (::mkdirat(parent.get(), name.c_str(), mode & 0777) < 0) return os_failure("making the directory", rel, errno);
-    return ok();
+    return own_entry(parent.get(), name, rel);
   }
   // One component at a time, each prefix opened again from the root: mkdirat works on a
   // directory fd (it cannot be a link), and each open is resolved beneath the root.
@@ -251,8 +269,11 @@ status workspace_tree::make_dir(const std::string& rel, mode_t mode, bool parent
     if (slash == std::string::npos) slash = rel.size();
     std::string name = rel.substr(start, slash - start);
     std::string prefix = rel.substr(0, slash);
-    if (::mkdirat(current.get(), name.c_str(), mode & 0777) < 0 && errno != EEXIST)
+    if (::mkdirat(current.get(), name.c_str(), mode & 0777) == 0) {
+      if (auto owned = own_entry(current.get(), name, prefix); !owned) return owned;
+    } else if (errno != EEXIST) {
       return os_failure("making the directory", prefix, errno);
+    }
     current = owned_fd(open_beneath(root_, prefix, O_PATH | O_DIRECTORY, link_policy::follow_inside));
     if (!current.valid()) return os_failure("making the directory", prefix, errno);
     start = slash + 1;

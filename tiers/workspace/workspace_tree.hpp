@@ -56,6 +56,12 @@ public:
   ~workspace_tree();
 
   const std::string& host_root() const { return host_root_; }
+  // Files and directories this tree creates from now on belong to uid:gid (a root runtime
+  // gives them to the jail's user, who could not change them otherwise).
+  void give_new_entries_to(uid_t uid, gid_t gid) {
+    owner_uid_ = uid;
+    owner_gid_ = gid;
+  }
   int root_fd() const { return root_; }
 
   // At most max_bytes (the caller's bound: it is allocated) from offset of a regular file (a symlink to one beneath the root
@@ -82,8 +88,14 @@ public:
 private:
   workspace_tree(int root, std::string host_root) : root_(root), host_root_(std::move(host_root)) {}
 
+  // After a successful create; a no-op unless give_new_entries_to was called.
+  status own_fd(int fd, const std::string& rel) const;
+  status own_entry(int dir, const std::string& name, const std::string& rel) const;
+
   int root_ = -1;
   std::string host_root_;
+  uid_t owner_uid_ = static_cast<uid_t>(-1);
+  gid_t owner_gid_ = static_cast<gid_t>(-1);
 };
 
 } // namespace corral

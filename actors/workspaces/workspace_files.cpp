@@ -1,0 +1,198 @@
+#include "actors/workspaces/workspace_files.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <caf/all.hpp>
+
+#include "config/write_all.hpp"
+#include "tiers/jail/landlock_tier.hpp"
+#include "tiers/workspace/workspace_path.hpp"
+
+namespace corral {
+
+namespace {
+
+file_reply refused(failure f) { return file_reply{false, std::move(f), {}, {}, {}}; }
+
+changes_reply changes_failed(failure f) {
+  changes_reply r;
+  r.error = std::move(f);
+  return r;
+}
+
+// A root runtime's jail runs as nobody: what the API creates must be that user's, or the
+// program could not change it.
+expected<workspace_tree> open_tree(const workspace_paths& at) {
+  auto tree = workspace_tree::open(at.root);
+  if (!tree) return tree;
+  if (::geteuid() == 0) tree->give_new_entries_to(kLandlockJailUser, kLandlockJailUser);
+  return tree;
+}
+
+// Marks are named by the caller: a name, never a path.
+bool valid_mark(const std::string& label) {
+  if (label.empty() || label.size() > 63) return false;
+  for (char c : label)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.')) return false;
+  return label[0] != '.';
+}
+
+expected<std::vector<manifest_entry>> read_mark(const workspace_paths& at, const std::string& label) {
+  std::ifstream in(at.marks + "/" + label + ".manifest", std::ios::binary);
+  if (!in) return make_failure(failure_kind::invalid_request, "no mark '" + label + "' in this workspace");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_manifest(text.str());
+}
+
+status write_mark(const workspace_paths& at, const std::string& label, const std::vector<manifest_entry>& m) {
+  if (::mkdir(at.marks.c_str(), 0700) < 0 && errno != EEXIST)
+    return make_failure(failure_kind::internal, "mkdir " + at.marks + ": " + std::strerror(errno));
+  auto path = at.marks + "/" + label + ".manifest";
+  auto tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return make_failure(failure_kind::internal, "open " + tmp + ": " + std::strerror(errno));
+  bool written = write_all(fd, serialize_manifest(m));
+  int err = errno;
+  ::close(fd);
+  if (!written || ::rename(tmp.c_str(), path.c_str()) < 0) {
+    ::unlink(tmp.c_str());
+    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(written ? errno : err));
+  }
+  return ok();
+}
+
+std::size_t user_marks(const workspace_paths& at) {
+  std::error_code ec;
+  std::size_t n = 0;
+  for (auto& e : std::filesystem::directory_iterator(at.marks, ec))
+    if (e.path().extension() == ".manifest" && e.path().stem() != "creation") ++n;
+  return n;
+}
+
+} // namespace
+
+file_reply run_file_call(const workspace_paths& at, const file_call& call) {
+  auto tree = open_tree(at);
+  if (!tree) return refused(tree.error());
+  auto rel = workspace_relative_path(call.path, at.mount_at);
+  if (!rel) return refused(rel.error());
+  file_reply r;
+  auto done = [&](status s) {
+    if (!s) return refused(s.error());
+    r.ok = true;
+    return r;
+  };
+  auto too_big = [&](std::size_t n) {
+    return refused(make_failure(failure_kind::limit_exceeded, "one call carries at most " + std::to_string(kMaxFilePiece) +
+                                                                  " bytes of a file, not " + std::to_string(n) +
+                                                                  "; send the rest with append"));
+  };
+  using op = file_call::op;
+  switch (call.what) {
+    case op::read: {
+      auto chunk = tree->read(*rel, call.offset, std::min<std::uint64_t>(call.length, kMaxFilePiece));
+      if (!chunk) return refused(chunk.error());
+      r.chunk = std::move(*chunk);
+      return done(ok());
+    }
+    case op::write: {
+      if (call.data.size() > kMaxFilePiece) return too_big(call.data.size());
+      if (auto s = tree->write(*rel, call.data, call.mode, call.parents); !s) return refused(s.error());
+      auto entry = tree->stat(*rel);
+      if (entry) r.entry = std::move(*entry);
+      return done(ok());
+    }
+    case op::append:
+      if (call.data.size() > kMaxFilePiece) return too_big(call.data.size());
+      return done(tree->append(*rel, call.data));
+    case op::list: {
+      auto listing = tree->list(*rel, call.depth, call.max_entries);
+      if (!listing) return refused(listing.error());
+      r.listing = std::move(*listing);
+      return done(ok());
+    }
+    case op::stat: {
+      auto entry = tree->stat(*rel);
+      if (!entry) return refused(entry.error());
+      r.entry = std::move(*entry);
+      return done(ok());
+    }
+    case op::mkdir:
+      return done(tree->make_dir(*rel, call.mode, call.parents));
+    case op::remove:
+      if (*rel == ".") return refused(make_failure(failure_kind::refused, "the workspace root itself cannot be removed"));
+      return done(tree->remove(*rel, call.recursive));
+    case op::move: {
+      auto to = workspace_relative_path(call.to, at.mount_at);
+      if (!to) return refused(to.error());
+      return done(tree->move(*rel, *to));
+    }
+  }
+  return refused(make_failure(failure_kind::invalid_request, "unknown file operation"));
+}
+
+changes_reply set_mark(const workspace_paths& at, const std::string& label) {
+  if (!valid_mark(label))
+    return changes_failed(make_failure(failure_kind::invalid_request,
+                                       "mark name '" + label + "' is not valid: 1 to 63 of a-z 0-9 . _ -"));
+  if (label != "creation" && user_marks(at) >= kMaxMarks)
+    if (!std::filesystem::exists(at.marks + "/" + label + ".manifest"))
+      return changes_failed(make_failure(failure_kind::limit_exceeded,
+                                         "at most " + std::to_string(kMaxMarks) + " marks per workspace"));
+  auto tree = open_tree(at);
+  if (!tree) return changes_failed(tree.error());
+  auto now = scan_tree(*tree, kMaxTreeEntries);
+  if (!now) return changes_failed(now.error());
+  if (auto s = write_mark(at, label, *now); !s) return changes_failed(s.error());
+  changes_reply r;
+  r.ok = true;
+  r.mark = label;
+  r.scanned = now->size();
+  return r;
+}
+
+changes_reply changes_since(const workspace_paths& at, const std::string& since) {
+  if (!valid_mark(since))
+    return changes_failed(make_failure(failure_kind::invalid_request, "mark name '" + since + "' is not valid"));
+  auto before = read_mark(at, since);
+  if (!before) return changes_failed(before.error());
+  auto tree = open_tree(at);
+  if (!tree) return changes_failed(tree.error());
+  auto now = scan_tree(*tree, kMaxTreeEntries);
+  if (!now) return changes_failed(now.error());
+  changes_reply r;
+  r.ok = true;
+  r.mark = since;
+  r.scanned = now->size();
+  r.changes = diff_manifests(*before, *now, kMaxChanges, r.truncated);
+  return r;
+}
+
+caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at) {
+  return system.spawn<caf::detached>([at](caf::event_based_actor* self) -> caf::behavior {
+    return {
+        [=](ws_files_atom, file_call& call) {
+          self->quit();
+          return run_file_call(at, call);
+        },
+        [=](ws_mark_atom, std::string& label) {
+          self->quit();
+          return set_mark(at, label);
+        },
+        [=](ws_changes_atom, std::string& since) {
+          self->quit();
+          return changes_since(at, since);
+        },
+    };
+  });
+}
+
+} // namespace corral

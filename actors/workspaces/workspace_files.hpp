@@ -1,0 +1,37 @@
+// File calls and change lists on a workspace's files, done from the host side beneath its
+// root. Blocking (disk, hashing), so the registry runs each in a detached actor of its own
+// (spawn_file_worker) and never on its own thread.
+#pragma once
+
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include "actors/workspaces/workspace_messages.hpp"
+
+namespace corral {
+
+// Where one workspace keeps what: its files (`root`, the jail's /work) and its marks.
+struct workspace_paths {
+  std::string root;
+  std::string marks;  // <workspace dir>/marks: manifests, outside the files
+  std::string mount_at = "/work";
+};
+
+inline constexpr std::size_t kMaxTreeEntries = 1'000'000;  // a scan past this is refused
+inline constexpr std::size_t kMaxChanges = 10'000;         // a longer list is truncated
+inline constexpr std::size_t kMaxMarks = 32;               // user marks per workspace
+
+file_reply run_file_call(const workspace_paths& at, const file_call& call);
+
+// The manifest of the files now, saved as mark `label` ("creation" at create).
+changes_reply set_mark(const workspace_paths& at, const std::string& label);
+// What changed since mark `since`: added, modified and removed, sorted by path.
+changes_reply changes_since(const workspace_paths& at, const std::string& since);
+
+// An actor on its own thread that answers one file_call, mark or changes request, then
+// quits.
+caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at);
+
+} // namespace corral
