@@ -139,11 +139,16 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
 
   // The state dir holds lease records and scratch dirs, the workspaces dir every
   // workspace's files: a root holding either has it hidden.
-  auto ws_dir = prepare_workspaces_dir(options.workspaces_dir.empty() ? corral::workspaces_dir(options.prof.workspaces)
-                                                                     : options.workspaces_dir);
-  if (!ws_dir) return ws_dir.error();
-  p->workspaces_dir = *ws_dir;
-  if (auto s = mask_protected(options.prof, {p->state_dir, p->workspaces_dir}); !s) return s.error();
+  // The workspaces dir is made at the first create, so a runtime that never keeps one
+  // leaves nothing behind; one that exists is checked now and hidden like the state dir.
+  p->workspaces_dir = options.workspaces_dir.empty() ? corral::workspaces_dir(options.prof.workspaces)
+                                                     : options.workspaces_dir;
+  std::vector<std::string> hidden{p->state_dir};
+  if (std::filesystem::exists(p->workspaces_dir)) {
+    if (auto ws_dir = prepare_workspaces_dir(p->workspaces_dir); !ws_dir) return ws_dir.error();
+    hidden.push_back(p->workspaces_dir);
+  }
+  if (auto s = mask_protected(options.prof, hidden); !s) return s.error();
   p->prof = std::make_shared<const profile>(std::move(options.prof));
   p->registry = build_default_tiers(*p->prof, p->features, p->state_dir + "/preflight");
 

@@ -245,7 +245,8 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         if (!ctx) return exec_outcome{false, ctx.error(), {}};
         auto reply = self->make_response_promise<exec_outcome>();
         if (request.workspace.empty()) {
-          if (auto refused = plan_and_start(self, request, *ctx, reply)) return exec_outcome{false, *refused, {}};
+          // Once a promise is made, only it may answer: a returned value would be dropped.
+          if (auto refused = plan_and_start(self, request, *ctx, reply)) reply.deliver(exec_outcome{false, *refused, {}});
           return reply;
         }
         borrow_workspace(self, std::move(request), std::move(*ctx), reply);

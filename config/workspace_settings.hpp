@@ -9,7 +9,7 @@
 namespace corral {
 
 struct workspace_settings {
-  // Empty: /var/lib/corral/workspaces for root, else $XDG_STATE_HOME/corral/workspaces
+  // Empty: $CORRAL_WORKSPACES_DIR if set (absolute), else /var/lib/corral/workspaces for root, else $XDG_STATE_HOME/corral/workspaces
   // (~/.local/state/corral/workspaces). Outside the runtime's state dir on purpose: the
   // state dir is /run, gone at reboot, and workspaces must outlive it.
   std::string dir;

@@ -137,7 +137,7 @@ TEST_CASE("a restarted runtime finds its workspaces with their files", "[landloc
   CHECK_FALSE(exists(shared.path() + "/workspaces/" + id));
 }
 
-TEST_CASE("ending a workspace removes its files unless they are kept; an idle one ends on its own",
+TEST_CASE("ending a workspace removes its files unless they are kept, and an idle one ends on its own",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
   test_runtime t(landlock_profile(), false);

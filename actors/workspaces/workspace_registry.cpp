@@ -177,6 +177,7 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
                                "letter or digit, and not shaped like an id (w- and 12 hex digits)"));
   if (!o.name.empty() && find(st, o.name, principal))
     return refuse(make_failure(failure_kind::invalid_request, "a workspace named '" + o.name + "' exists already"));
+  if (auto dir = prepare_workspaces_dir(st.config.dir); !dir) return refuse(dir.error());
   const auto& set = st.config.settings;
   if (owned_by(st, principal) >= set.max_per_owner)
     return refuse(make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(set.max_per_owner) +

@@ -29,11 +29,10 @@ struct workspace_registry_config {
 };
 
 // Makes `dir` (and its parents) if absent; fails unless it is a directory of this uid,
-// which it then makes mode 0700. Before the profile's masks are computed: a root holding
-// it hides it, and a mask needs something to cover.
+// which it then makes mode 0700. At start when it exists (before the profile's masks: a
+// root holding it hides it) and at every create.
 expected<std::string> prepare_workspaces_dir(const std::string& dir);
 
-// `config.dir` prepared first.
 caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registry_config config);
 
 } // namespace corral
