@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,7 +10,7 @@
 
 #include <caf/all.hpp>
 
-#include "config/write_all.hpp"
+#include "config/replace_file.hpp"
 #include "tiers/jail/landlock_tier.hpp"
 #include "tiers/workspace/workspace_path.hpp"
 
@@ -56,16 +55,10 @@ status write_mark(const workspace_paths& at, const std::string& label, const std
   if (::mkdir(at.marks.c_str(), 0700) < 0 && errno != EEXIST)
     return make_failure(failure_kind::internal, "mkdir " + at.marks + ": " + std::strerror(errno));
   auto path = at.marks + "/" + label + ".manifest";
-  auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return make_failure(failure_kind::internal, "open " + tmp + ": " + std::strerror(errno));
-  bool written = write_all(fd, serialize_manifest(m));
-  int err = errno;
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) < 0) {
-    ::unlink(tmp.c_str());
-    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(written ? errno : err));
-  }
+  // Two file workers may mark at once: each its own temp.
+  auto temp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(::gettid());
+  if (!replace_file(path, temp, serialize_manifest(m), false))
+    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(errno));
   return ok();
 }
 

@@ -6,7 +6,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "config/write_all.hpp"
+#include "config/replace_file.hpp"
 
 namespace corral {
 
@@ -58,12 +58,7 @@ void preflight_verdicts::record_success(const std::string& key) const {
   if (dir_.empty()) return;
   ::mkdir(dir_.c_str(), 0700);
   auto path = file_for(key);
-  auto tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return;
-  bool written = write_all(fd, key);
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
+  replace_file(path, path + ".tmp." + std::to_string(::getpid()), key, false);  // a lost one is only re-tried
 }
 
 } // namespace corral

@@ -12,7 +12,7 @@
 #include <thread>
 #include <unistd.h>
 
-#include "config/write_all.hpp"
+#include "config/replace_file.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
 
@@ -99,20 +99,10 @@ status write_lease_record(const std::string& leases_dir, const std::string& exec
   std::string path = lease_record_path(leases_dir, exec_id);
   // The writer's pid in the temp name and O_EXCL: no two writers ever share a temp file.
   std::string temp = leases_dir + "/" + exec_id + "." + std::to_string(::getpid()) + kTempSuffix;
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return os_failure("create lease record " + temp);
   // No fsync: a record guards against a crash of the runtime, which the page cache
   // survives. After a crash of the machine no cgroup is left for it to name, and a record
   // torn by one is empty, which the sweep drops. (fsync on ext4 cost 3-7 ms a lease.)
-  bool written = write_all(fd, body);
-  int err = errno;
-  ::close(fd);
-  if (!written || ::rename(temp.c_str(), path.c_str()) != 0) {
-    if (written) err = errno;
-    ::unlink(temp.c_str());
-    errno = err;
-    return os_failure("write lease record " + path);
-  }
+  if (!replace_file(path, temp, body, false)) return os_failure("write lease record " + path);
   return ok();
 }
 

@@ -2,7 +2,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -10,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config/write_all.hpp"
+#include "config/replace_file.hpp"
 
 namespace corral {
 
@@ -62,18 +61,9 @@ expected<workspace_record> parse_record(std::string_view text) {
 
 status write_record(const std::string& dir, const workspace_record& r) {
   auto path = dir + "/record.json";
-  auto tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return make_failure(failure_kind::internal, "open " + tmp + ": " + std::strerror(errno));
-  auto text = record_json(r);
-  bool written = write_all(fd, text) && ::fsync(fd) == 0;
-  int err = errno;
-  ::close(fd);
-  if (!written || ::rename(tmp.c_str(), path.c_str()) < 0) {
-    if (written) err = errno;
-    ::unlink(tmp.c_str());
-    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(err));
-  }
+  // Synced: a workspace outlives a reboot, and its record is how it is found again.
+  if (!replace_file(path, path + ".tmp." + std::to_string(::getpid()), record_json(r), true))
+    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(errno));
   return ok();
 }
 
