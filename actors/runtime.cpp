@@ -20,7 +20,6 @@
 #include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/workspaces/workspace_registry.hpp"
-#include "config/tighten.hpp"
 #include "config/protected_paths.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
@@ -138,9 +137,9 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   for (auto& e : scratch.errors) spdlog::warn("sweeping scratch dirs: {}", e);
 
   // The state dir holds lease records and scratch dirs, the workspaces dir every
-  // workspace's files: a root holding either has it hidden.
-  // The workspaces dir is made at the first create, so a runtime that never keeps one
-  // leaves nothing behind; one that exists is checked now and hidden like the state dir.
+  // workspace's files: a root holding either has it hidden. The workspaces dir is made at
+  // the first create (a runtime that keeps none leaves nothing behind), so only one that
+  // exists is checked and hidden now.
   p->workspaces_dir = options.workspaces_dir.empty() ? corral::workspaces_dir(options.prof.workspaces)
                                                      : options.workspaces_dir;
   std::vector<std::string> hidden{p->state_dir};
@@ -167,9 +166,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.instance = p->claim->instance();
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
-  auto limits_ceiling = tighten(*p->prof, limit_request{});
-  if (!limits_ceiling) return limits_ceiling.error();
-  p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, *limits_ceiling});
+  p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, p->prof});
   sc.workspaces = p->workspaces;
   sc.warm_jails = options.warm_jails;
   p->max_concurrent = options.max_concurrent;
@@ -238,10 +235,17 @@ expected<Reply> ask_workspaces(caf::actor_system& sys, const caf::actor& registr
   return out;
 }
 
+// A reply that says it failed is the caller's failure.
+template <class Reply>
+expected<Reply> answered(expected<Reply> r) {
+  if (r && !r->ok) return r->error;
+  return r;
+}
+
 expected<workspace_info> info_or_error(expected<workspace_reply> r) {
-  if (!r) return r.error();
-  if (!r->ok) return r->error;
-  return std::move(r->info);
+  auto a = answered(std::move(r));
+  if (!a) return a.error();
+  return std::move(a->info);
 }
 
 } // namespace
@@ -266,23 +270,17 @@ expected<workspace_info> runtime::end_workspace(const std::string& ref, bool kee
 }
 
 expected<file_reply> runtime::workspace_file(const std::string& ref, const file_call& call, const std::string& principal) {
-  auto r = ask_workspaces<file_reply>(*impl_->sys, impl_->workspaces, ws_files_atom::value, ref, principal, call);
-  if (r && !r->ok) return r->error;
-  return r;
+  return answered(ask_workspaces<file_reply>(*impl_->sys, impl_->workspaces, ws_files_atom::value, ref, principal, call));
 }
 
 expected<changes_reply> runtime::mark_workspace(const std::string& ref, const std::string& label,
                                                 const std::string& principal) {
-  auto r = ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_mark_atom::value, ref, principal, label);
-  if (r && !r->ok) return r->error;
-  return r;
+  return answered(ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_mark_atom::value, ref, principal, label));
 }
 
 expected<changes_reply> runtime::workspace_changes(const std::string& ref, const std::string& since,
                                                    const std::string& principal) {
-  auto r = ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_changes_atom::value, ref, principal, since);
-  if (r && !r->ok) return r->error;
-  return r;
+  return answered(ask_workspaces<changes_reply>(*impl_->sys, impl_->workspaces, ws_changes_atom::value, ref, principal, since));
 }
 
 caf::actor runtime::workspaces() const { return impl_->workspaces; }

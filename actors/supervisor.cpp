@@ -82,12 +82,17 @@ session_opened open(self_ptr self, const Request& request, const char* tag, Owne
   return {true, {}, *session, number};
 }
 
-// An execution in a workspace has ended (or died): the registry may lend it again.
+// The registry may lend the workspace again: its execution ended, or never started.
+void return_workspace(self_ptr self, const std::string& workspace) {
+  self->send(self->state.config.workspaces, ws_return_atom::value, workspace);
+}
+
+// A running execution in a workspace has ended (or died); once, whichever hears it first.
 void give_back(self_ptr self, const caf::actor_addr& exec) {
   auto& st = self->state;
   auto lent = st.borrowed.find(exec);
   if (lent == st.borrowed.end()) return;
-  self->send(st.config.workspaces, ws_return_atom::value, lent->second);
+  return_workspace(self, lent->second);
   st.borrowed.erase(lent);
 }
 
@@ -160,7 +165,7 @@ void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
             auto in_workspace = ctx;
             in_workspace.workspace = &lent;
             if (auto refused = plan_and_start(self, request, in_workspace, reply)) {
-              self->send(self->state.config.workspaces, ws_return_atom::value, lent.id);
+              return_workspace(self, lent.id);
               refuse(*refused);
             }
           },
@@ -266,7 +271,7 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         st.stopping = true;
         st.queue.drain([=](supervisor_state::waiting& w) {
           remove_owned_scratch(w.plan);
-          if (!w.plan.workspace.empty()) self->send(self->state.config.workspaces, ws_return_atom::value, w.plan.workspace);
+          if (!w.plan.workspace.empty()) return_workspace(self, w.plan.workspace);
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
         });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);

@@ -218,6 +218,14 @@ TEST_CASE("another principal, another workspace and a wider limit get nothing of
   CHECK(widened.error().kind == failure_kind::refused);
   CHECK_THAT(widened.error().message, Catch::Contains("more than its workspace's"));
 
+  // A workspace's own limits narrow the profile's as a request's do.
+  workspace_options huge;
+  huge.memory_bytes = 1ull << 40;
+  auto too_big = t.rt->create_workspace(huge);
+  REQUIRE_FALSE(too_big);
+  CHECK(too_big.error().kind == failure_kind::refused);
+  CHECK_THAT(too_big.error().message, Catch::Contains("memory"));
+
   // A name that could pass for a path or an id is refused at create.
   workspace_options bad;
   bad.name = "../etc";

@@ -16,7 +16,7 @@ namespace corral {
 struct workspace_paths {
   std::string root;
   std::string marks;  // <workspace dir>/marks: manifests, outside the files
-  std::string mount_at = "/work";
+  std::string mount_at = kWorkspaceMountAt;
 };
 
 inline constexpr std::size_t kMaxTreeEntries = 1'000'000;  // a scan past this is refused

@@ -81,6 +81,9 @@ struct changes_reply {
   std::size_t scanned = 0;  // entries in the tree now
 };
 
+// Where every execution in a workspace sees its files (the landlock tier's /work).
+inline constexpr const char* kWorkspaceMountAt = "/work";
+
 // What a create may ask for; each only narrows the operator's settings and limits.
 struct workspace_options {
   std::string name;
@@ -95,7 +98,7 @@ struct workspace_options {
 // The wire's view of one workspace (no host path: callers see only the inside).
 struct workspace_info {
   workspace_record record;
-  std::string mount_at = "/work";
+  std::string mount_at = kWorkspaceMountAt;
   std::size_t running = 0;          // executions in it now
   std::int64_t idle_left_ms = 0;    // until the idle timeout ends it (while nothing runs)
   std::int64_t last_used_at = 0;    // unix seconds

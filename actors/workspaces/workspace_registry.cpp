@@ -15,6 +15,7 @@
 #include "actors/atoms.hpp"
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
+#include "config/tighten.hpp"
 
 namespace corral {
 
@@ -61,7 +62,7 @@ workspace_entry* find(registry_state& st, const std::string& ref, const std::str
   return nullptr;
 }
 
-workspace_paths paths_of(const workspace_entry& e) { return {e.dir + "/root", e.dir + "/marks", "/work"}; }
+workspace_paths paths_of(const workspace_entry& e) { return {e.dir + "/root", e.dir + "/marks", kWorkspaceMountAt}; }
 
 // A file call or an execution counts as use: the idle clock starts again.
 void touch(workspace_entry& e) {
@@ -156,15 +157,16 @@ std::size_t owned_by(const registry_state& st, const std::string& principal) {
       std::count_if(st.entries.begin(), st.entries.end(), [&](auto& kv) { return kv.second.record.owner == principal; }));
 }
 
-// Narrows the profile's limit by the request's; a wider one is refused, naming it.
-template <class T>
-expected<std::optional<T>> narrowed(const char* what, std::optional<T> ceiling, std::optional<T> asked) {
-  if (!asked) return ceiling;
-  if (!(*asked > T{})) return make_failure(failure_kind::invalid_request, std::string(what) + " must be positive");
-  if (ceiling && *asked > *ceiling)
-    return make_failure(failure_kind::refused, std::string(what) + " " + std::to_string(*asked) +
-                                                   " is more than the profile allows (" + std::to_string(*ceiling) + ")");
-  return asked;
+// The operator's setting, or a shorter one asked for; a longer one is refused, naming it.
+expected<std::int64_t> narrowed(const char* what, std::chrono::milliseconds setting,
+                                std::optional<std::chrono::milliseconds> asked) {
+  if (!asked) return setting.count();
+  if (asked->count() <= 0) return make_failure(failure_kind::invalid_request, std::string(what) + " must be positive");
+  if (*asked > setting)
+    return make_failure(failure_kind::refused, std::string(what) + " of " + std::to_string(asked->count()) +
+                                                   " ms is more than [sandbox.workspaces] allows (" +
+                                                   std::to_string(setting.count()) + " ms)");
+  return asked->count();
 }
 
 workspace_reply create(self_ptr self, const workspace_options& o, const std::string& principal) {
@@ -185,18 +187,17 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
   if (st.entries.size() >= set.max_total)
     return refuse(make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(set.max_total) +
                                                                  " workspaces at once ([sandbox.workspaces] max_total)"));
-  auto idle = narrowed<std::int64_t>("idle_timeout (ms)", set.idle_timeout.count(),
-                                     o.idle_timeout ? std::optional<std::int64_t>(o.idle_timeout->count()) : std::nullopt);
+  auto idle = narrowed("idle_timeout", set.idle_timeout, o.idle_timeout);
   if (!idle) return refuse(idle.error());
-  auto life = narrowed<std::int64_t>("lifetime (ms)", set.max_lifetime.count(),
-                                     o.lifetime ? std::optional<std::int64_t>(o.lifetime->count()) : std::nullopt);
+  auto life = narrowed("lifetime", set.max_lifetime, o.lifetime);
   if (!life) return refuse(life.error());
-  auto memory = narrowed("memory (bytes)", st.config.ceiling.memory_bytes, o.memory_bytes);
-  if (!memory) return refuse(memory.error());
-  auto pids = narrowed("pids", st.config.ceiling.pids, o.pids);
-  if (!pids) return refuse(pids.error());
-  auto cpu = narrowed("cpu (cores)", st.config.ceiling.cpu_cores, o.cpu_cores);
-  if (!cpu) return refuse(cpu.error());
+  // The same narrowing as a request's: floors, on_widen, and the key to raise in the message.
+  limit_request asked;
+  asked.memory_bytes = o.memory_bytes;
+  asked.pids = o.pids;
+  asked.cpu_cores = o.cpu_cores;
+  auto effective = tighten(*st.config.prof, asked);
+  if (!effective) return refuse(effective.error());
 
   workspace_record r;
   do r.id = new_workspace_id();
@@ -204,18 +205,18 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
   r.name = o.name;
   r.owner = principal;
   r.created_at = unix_now();
-  r.ends_at = r.created_at + std::max<std::int64_t>(1, **life / 1000);
-  r.idle_timeout_ms = **idle;
-  r.memory_bytes = *memory;
-  r.pids = *pids;
-  r.cpu_cores = *cpu;
+  r.ends_at = r.created_at + std::max<std::int64_t>(1, *life / 1000);
+  r.idle_timeout_ms = *idle;
+  r.memory_bytes = effective->memory_bytes;
+  r.pids = effective->pids;
+  r.cpu_cores = effective->cpu_cores;
   r.keep_files = o.keep_files;
 
   workspace_entry e;
   e.record = r;
   e.dir = st.config.dir + "/" + r.id;
   // The files' directory is the execution's /work: the tier makes it the jail user's.
-  for (auto& d : {e.dir, e.dir + "/root"})
+  for (auto& d : {e.dir, paths_of(e).root})
     if (::mkdir(d.c_str(), 0700) < 0) {
       int err = errno;
       std::error_code ec;
@@ -301,16 +302,14 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (unix_now() >= e->record.ends_at)
             return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {}};
           ++e->running;
-          e->last_used = clock::now();
-          e->last_used_at = unix_now();
-          return {true, {}, e->record.id, e->dir + "/root", e->record};
+          touch(*e);
+          return {true, {}, e->record.id, paths_of(*e).root, e->record};
         },
         [=](ws_return_atom, std::string& id) {
           auto it = self->state.entries.find(id);
           if (it == self->state.entries.end() || it->second.running == 0) return;
           --it->second.running;
-          it->second.last_used = clock::now();
-          it->second.last_used_at = unix_now();
+          touch(it->second);
         },
         [=](ws_files_atom, std::string& ref, std::string& principal, file_call& call) -> caf::result<file_reply> {
           auto* e = find(self->state, ref, principal);

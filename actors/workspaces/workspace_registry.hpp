@@ -17,7 +17,7 @@
 #include <caf/actor_system.hpp>
 
 #include "config/failure.hpp"
-#include "config/limits.hpp"
+#include "config/profile.hpp"
 #include "config/workspace_settings.hpp"
 
 namespace corral {
@@ -25,7 +25,7 @@ namespace corral {
 struct workspace_registry_config {
   std::string dir;  // holds one directory per workspace (made 0700 if absent)
   workspace_settings settings;
-  limits ceiling;   // the profile's limits: a workspace's own only narrow them
+  std::shared_ptr<const profile> prof;  // a workspace's limits narrow its limits, as a request's do
 };
 
 // Makes `dir` (and its parents) if absent; fails unless it is a directory of this uid,
