@@ -17,6 +17,7 @@ enum class failure_kind {
   limit_exceeded,    // stdin or a message is larger than the profile allows
   config_error,      // corral.toml is malformed or inconsistent
   spawn_failed,      // the program could not be started
+  not_found,         // a named thing (a workspace, a mark, a file in it) is not there for this caller
   internal,          // a bug or an OS failure corral did not expect
 };
 

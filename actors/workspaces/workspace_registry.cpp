@@ -53,7 +53,7 @@ using self_ptr = caf::stateful_actor<registry_state>*;
 
 failure no_such(const std::string& ref) {
   // The same words for another principal's workspace: ids cannot be probed.
-  return make_failure(failure_kind::invalid_request, "no workspace '" + ref + "' here");
+  return make_failure(failure_kind::not_found, "no workspace '" + ref + "' here");
 }
 
 workspace_entry* find(registry_state& st, const std::string& ref, const std::string& principal) {
@@ -262,9 +262,10 @@ std::chrono::milliseconds tick_interval(const registry_state& st) {
 } // namespace
 
 caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registry_config config) {
-  return system.spawn([config](caf::stateful_actor<registry_state>* self) -> caf::behavior {
+  // The config goes in as a spawn argument, not a capture (see spawn_file_worker).
+  return system.spawn([](caf::stateful_actor<registry_state>* self, workspace_registry_config config) -> caf::behavior {
     auto& st = self->state;
-    st.config = config;
+    st.config = std::move(config);
     adopt(st);
     expire(self);
     self->delayed_send(self, tick_interval(st), ws_tick_atom::value);
@@ -336,7 +337,7 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           return true;
         },
     };
-  });
+  }, std::move(config));
 }
 
 } // namespace corral

@@ -46,6 +46,7 @@ int code_for(failure_kind kind) {
     case failure_kind::limit_exceeded: return kLimitExceeded;
     case failure_kind::config_error: return kConfigError;
     case failure_kind::spawn_failed: return kSpawnFailed;
+    case failure_kind::not_found: return kNotFound;
     case failure_kind::internal: return kInternalError;
   }
   return kInternalError;
@@ -62,6 +63,7 @@ failure_kind kind_for(int code) {
     case kLimitExceeded: return failure_kind::limit_exceeded;
     case kConfigError: return failure_kind::config_error;
     case kSpawnFailed: return failure_kind::spawn_failed;
+    case kNotFound: return failure_kind::not_found;
     default: return failure_kind::internal;
   }
 }

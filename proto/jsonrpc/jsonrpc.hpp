@@ -29,6 +29,9 @@ inline constexpr int kLimitExceeded = -32003;
 inline constexpr int kTimeout = -32004;
 inline constexpr int kConfigError = -32005;
 inline constexpr int kSpawnFailed = -32006;
+// No such workspace, mark or file for this caller (another principal's workspace answers
+// the same as an absent one).
+inline constexpr int kNotFound = -32012;
 // The daemon is stopping (SIGTERM/SIGINT): a call in flight is answered with this, its
 // execution terminated with its grace. Not a failure_kind: the request itself was fine.
 inline constexpr int kStopping = -32010;

@@ -23,7 +23,7 @@ failure_kind kind_of(int err) {
   switch (err) {
     case EXDEV:
     case ELOOP: return failure_kind::refused;
-    case ENOENT:
+    case ENOENT: return failure_kind::not_found;
     case ENOTDIR:
     case EISDIR:
     case EEXIST:
