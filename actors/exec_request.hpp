@@ -45,6 +45,9 @@ struct exec_request {
   // Who may use that workspace: its creator. The daemon sets "uid:N" from the peer's
   // credentials; the embedding program's default is "lib".
   std::string principal = "lib";
+  // With a workspace: the result lists what changed in its files while this ran
+  // (exec_result::changes); costs a scan, with hashes, before and after.
+  bool changes = false;
   // Who asked (the daemon: the connection), for fair queuing: when every slot is taken,
   // clients' executions take turns round robin. 0: the embedding program; not serialized.
   std::uint64_t client = 0;

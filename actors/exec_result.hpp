@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tiers/cgroups/resource_usage.hpp"
+#include "tiers/workspace/change_manifest.hpp"
 
 namespace corral {
 
@@ -61,6 +62,14 @@ struct network_audit {
 };
 inline constexpr std::size_t kMaxNetworkEvents = 1000;
 
+// What changed in a workspace's files while an execution ran: by it, or by another
+// execution in the same workspace at the same time (they share the files).
+struct execution_changes {
+  std::vector<tree_change> entries;  // added, modified, removed; sorted by path
+  bool truncated = false;            // more than kMaxChanges: the list was cut
+  std::string error;                 // the scan after failed: said instead of a list
+};
+
 struct exec_result {
   std::string execution_id;
   verdict how = verdict::exited;
@@ -78,6 +87,7 @@ struct exec_result {
   resource_usage usage;
   std::vector<setup_step> steps;  // of every step (compile, then run), in order
   std::optional<network_audit> network;  // set in allowlist network mode only
+  std::optional<execution_changes> changes;  // asked for with exec_request::changes
 };
 
 } // namespace corral

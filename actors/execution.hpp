@@ -25,6 +25,7 @@
 #include "config/profile.hpp"
 #include "tiers/jail/scratch_dir.hpp"
 #include "tiers/tier.hpp"
+#include "tiers/workspace/change_manifest.hpp"
 
 namespace corral {
 
@@ -50,6 +51,9 @@ struct execution_plan {
   // execution borrows a workspace's files, which outlive it.
   std::shared_ptr<scratch_dir_owner> scratch;
   std::string workspace;  // the workspace it runs in (id); empty: none
+  // exec_request::changes: the workspace's files as they were before it started; the
+  // supervisor compares them with what is there at its end.
+  std::shared_ptr<const std::vector<manifest_entry>> changes_before;
   std::string caller_path;
   std::vector<std::string> not_enforced;  // limits the request set that the tier cannot hold
   network_mode network = network_mode::none;

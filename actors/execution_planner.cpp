@@ -89,6 +89,9 @@ status validate_request(const exec_request& r) {
 expected<execution_plan> plan_execution(const exec_request& r, const std::string& id,
                                         const planning_context& ctx) {
   if (auto s = validate_request(r); !s) return s.error();
+  if (r.changes && !ctx.workspace)
+    return make_failure(failure_kind::invalid_request,
+                        "changes lists what an execution changed in its workspace: it needs a workspace");
   const profile& prof = *ctx.prof;
 
   limit_request asked;

@@ -15,6 +15,7 @@
 #include "actors/sessions/stdio_session.hpp"
 #include "actors/sessions/terminal_session.hpp"
 #include "actors/warm/warm_pool.hpp"
+#include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "config/tighten.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
@@ -50,6 +51,8 @@ namespace {
 
 // The registry answers from memory; only a wedged one takes longer.
 constexpr std::chrono::seconds kWorkspaceBound{10};
+// A scan hashes every file of a workspace (at most kMaxTreeEntries entries).
+constexpr std::chrono::seconds kScanBound{120};
 
 using self_ptr = caf::stateful_actor<supervisor_state>*;
 
@@ -96,10 +99,37 @@ void give_back(self_ptr self, const caf::actor_addr& exec) {
   st.borrowed.erase(lent);
 }
 
+// exec_request::changes: what changed in the workspace while it ran, into its result; the
+// workspace is still borrowed, so it cannot end under the scan.
+template <class Then>
+void list_changes(self_ptr self, const std::string& work_dir, std::shared_ptr<const std::vector<manifest_entry>> before,
+                  exec_outcome outcome, Then then) {
+  auto worker = spawn_file_worker(self->system(), workspace_paths{work_dir, {}, kWorkspaceMountAt});
+  self->request(worker, kScanBound, ws_diff_atom::value, tree_manifest{true, {}, std::move(before)})
+      .then(
+          [=](changes_reply& c) mutable {
+            execution_changes changes;
+            if (c.ok) {
+              changes.entries = std::move(c.changes);
+              changes.truncated = c.truncated;
+            } else {
+              changes.error = c.error.describe();
+            }
+            outcome.result.changes = std::move(changes);
+            then(std::move(outcome));
+          },
+          [=](caf::error& e) mutable {
+            outcome.result.changes = execution_changes{{}, false, "the scan after did not finish: " + self->system().render(e)};
+            then(std::move(outcome));
+          });
+}
+
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
   execution_env env{st.config.io, st.config.helper_path, st.config.make_lease, st.warm_pool, st.warm_tier};
   auto workspace = plan.workspace;
+  auto before = plan.changes_before;
+  auto work_dir = plan.work_dir;
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
   self->monitor(exec);
   st.running.insert(exec);
@@ -114,8 +144,12 @@ void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec
   self->request(exec, caf::infinite, run_atom::value)
       .then(
           [=](exec_outcome& outcome) mutable {
-            give_back(self, addr);
-            reply.deliver(std::move(outcome));
+            auto answer = [=](exec_outcome done) mutable {
+              give_back(self, addr);
+              reply.deliver(std::move(done));
+            };
+            if (before && outcome.ok) return list_changes(self, work_dir, before, std::move(outcome), answer);
+            answer(std::move(outcome));
           },
           [=](caf::error& e) mutable {
             give_back(self, addr);
@@ -126,7 +160,8 @@ void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec
 // Plans the request and runs it now, or queues it when every slot is taken; a refusal
 // (bad request, the client's queue full) is returned for the caller to answer.
 std::optional<failure> plan_and_start(self_ptr self, const exec_request& request, const planning_context& ctx,
-                                      caf::typed_response_promise<exec_outcome> reply) {
+                                      caf::typed_response_promise<exec_outcome> reply,
+                                      std::shared_ptr<const std::vector<manifest_entry>> changes_before = nullptr) {
   auto& st = self->state;
   bool must_wait = st.running.size() >= st.config.max_concurrent;
   auto client = request.client;
@@ -137,6 +172,7 @@ std::optional<failure> plan_and_start(self_ptr self, const exec_request& request
   auto id = st.instance + "-" + std::to_string(st.next_id++);
   auto plan = plan_execution(request, id, ctx);
   if (!plan) return plan.error();
+  plan->changes_before = std::move(changes_before);
   if (!must_wait) {
     launch(self, std::move(*plan), reply);
   } else {
@@ -162,12 +198,31 @@ void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
       .then(
           [=](workspace_borrowed& lent) mutable {
             if (!lent.ok) return refuse(lent.error);
-            auto in_workspace = ctx;
-            in_workspace.workspace = &lent;
-            if (auto refused = plan_and_start(self, request, in_workspace, reply)) {
-              return_workspace(self, lent.id);
-              refuse(*refused);
-            }
+            auto start = [=](std::shared_ptr<const std::vector<manifest_entry>> before) mutable {
+              auto in_workspace = ctx;
+              in_workspace.workspace = &lent;
+              if (auto refused = plan_and_start(self, request, in_workspace, reply, std::move(before))) {
+                return_workspace(self, lent.id);
+                refuse(*refused);
+              }
+            };
+            if (!request.changes) return start(nullptr);
+            // The files as they are before it starts, for the list of what it changed.
+            auto worker = spawn_file_worker(self->system(), workspace_paths{lent.root, {}, kWorkspaceMountAt});
+            self->request(worker, kScanBound, ws_scan_atom::value)
+                .then(
+                    [=](tree_manifest& m) mutable {
+                      if (!m.ok) {
+                        return_workspace(self, lent.id);
+                        return refuse(m.error);
+                      }
+                      start(m.entries);
+                    },
+                    [=](caf::error& e) mutable {
+                      return_workspace(self, lent.id);
+                      refuse(make_failure(failure_kind::internal, "the workspace scan before it did not finish: " +
+                                                                      self->system().render(e)));
+                    });
           },
           [=](caf::error& e) mutable {
             refuse(make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e)));

@@ -385,3 +385,41 @@ TEST_CASE("the changes list matches what an execution did, since creation and si
   CHECK_FALSE(t.rt->workspace_changes(id, "no-such-mark"));
   CHECK_FALSE(t.rt->mark_workspace(id, "../x"));
 }
+
+TEST_CASE("an execution asked for its changes gets what it changed in its result, and only with a workspace",
+          "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  REQUIRE(t.rt->exec(in_workspace(id, "echo one > /work/keep; echo two > /work/edit; echo three > /work/gone"))->exit_code == 0);
+
+  auto r = in_workspace(id, "echo changed > /work/edit; rm /work/gone; printf new > /work/new");
+  r.changes = true;
+  auto ran = t.rt->exec(r);
+  REQUIRE(ran);
+  CHECK(ran->exit_code == 0);
+  REQUIRE(ran->changes);
+  CHECK(ran->changes->error.empty());
+  CHECK_FALSE(ran->changes->truncated);
+  std::map<std::string, std::string> seen;
+  for (auto& c : ran->changes->entries) {
+    const char* what = c.what == tree_change::kind::added ? "added" : c.what == tree_change::kind::removed ? "removed" : "modified";
+    seen[c.entry.path] = what;
+    if (c.entry.path == "new") CHECK(c.entry.sha256 == "11507a0e2f5e69d5dfa40a62a1bd7b6ee57e6bcd85c67c9b8431b36fff21c437");
+  }
+  // What an earlier execution wrote (keep) is not this one's change.
+  CHECK(seen == std::map<std::string, std::string>{{"edit", "modified"}, {"gone", "removed"}, {"new", "added"}});
+
+  // Not asked: no list, and no scan.
+  auto plain = t.rt->exec(in_workspace(id, "echo more >> /work/keep"));
+  REQUIRE(plain);
+  CHECK_FALSE(plain->changes);
+  // Without a workspace there is nothing to compare: refused, saying why.
+  auto lone = shell("true");
+  lone.changes = true;
+  auto refused = t.rt->exec(lone);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("needs a workspace") != std::string::npos);
+}

@@ -45,7 +45,7 @@ bool valid_mark(const std::string& label) {
 
 expected<std::vector<manifest_entry>> read_mark(const workspace_paths& at, const std::string& label) {
   std::ifstream in(at.marks + "/" + label + ".manifest", std::ios::binary);
-  if (!in) return make_failure(failure_kind::invalid_request, "no mark '" + label + "' in this workspace");
+  if (!in) return make_failure(failure_kind::not_found, "no mark '" + label + "' in this workspace");
   std::ostringstream text;
   text << in.rdbuf();
   return parse_manifest(text.str());
@@ -83,6 +83,13 @@ file_reply run_file_call(const workspace_paths& at, const file_call& call) {
     r.ok = true;
     return r;
   };
+  // A change answers with the entry as it now is (an append's new size, a move's target).
+  auto done_at = [&](status s, const std::string& now_at) {
+    if (!s) return refused(s.error());
+    if (auto entry = tree->stat(now_at)) r.entry = std::move(*entry);
+    r.ok = true;
+    return r;
+  };
   auto too_big = [&](std::size_t n) {
     return refused(make_failure(failure_kind::limit_exceeded, "one call carries at most " + std::to_string(kMaxFilePiece) +
                                                                   " bytes of a file, not " + std::to_string(n) +
@@ -96,16 +103,12 @@ file_reply run_file_call(const workspace_paths& at, const file_call& call) {
       r.chunk = std::move(*chunk);
       return done(ok());
     }
-    case op::write: {
+    case op::write:
       if (call.data.size() > kMaxFilePiece) return too_big(call.data.size());
-      if (auto s = tree->write(*rel, call.data, call.mode, call.parents); !s) return refused(s.error());
-      auto entry = tree->stat(*rel);
-      if (entry) r.entry = std::move(*entry);
-      return done(ok());
-    }
+      return done_at(tree->write(*rel, call.data, call.mode, call.parents), *rel);
     case op::append:
       if (call.data.size() > kMaxFilePiece) return too_big(call.data.size());
-      return done(tree->append(*rel, call.data));
+      return done_at(tree->append(*rel, call.data), *rel);
     case op::list: {
       auto listing = tree->list(*rel, call.depth, call.max_entries);
       if (!listing) return refused(listing.error());
@@ -119,14 +122,14 @@ file_reply run_file_call(const workspace_paths& at, const file_call& call) {
       return done(ok());
     }
     case op::mkdir:
-      return done(tree->make_dir(*rel, call.mode, call.parents));
+      return done_at(tree->make_dir(*rel, call.mode, call.parents), *rel);
     case op::remove:
       if (*rel == ".") return refused(make_failure(failure_kind::refused, "the workspace root itself cannot be removed"));
       return done(tree->remove(*rel, call.recursive));
     case op::move: {
       auto to = workspace_relative_path(call.to, at.mount_at);
       if (!to) return refused(to.error());
-      return done(tree->move(*rel, *to));
+      return done_at(tree->move(*rel, *to), *to);
     }
   }
   return refused(make_failure(failure_kind::invalid_request, "unknown file operation"));
@@ -157,20 +160,35 @@ changes_reply changes_since(const workspace_paths& at, const std::string& since)
     return changes_failed(make_failure(failure_kind::invalid_request, "mark name '" + since + "' is not valid"));
   auto before = read_mark(at, since);
   if (!before) return changes_failed(before.error());
+  auto r = changes_against(at, *before);
+  r.mark = since;
+  return r;
+}
+
+tree_manifest scan_workspace(const workspace_paths& at) {
+  auto tree = open_tree(at);
+  if (!tree) return {false, tree.error(), nullptr};
+  auto now = scan_tree(*tree, kMaxTreeEntries);
+  if (!now) return {false, now.error(), nullptr};
+  return {true, {}, std::make_shared<const std::vector<manifest_entry>>(std::move(*now))};
+}
+
+changes_reply changes_against(const workspace_paths& at, const std::vector<manifest_entry>& before) {
   auto tree = open_tree(at);
   if (!tree) return changes_failed(tree.error());
   auto now = scan_tree(*tree, kMaxTreeEntries);
   if (!now) return changes_failed(now.error());
   changes_reply r;
   r.ok = true;
-  r.mark = since;
   r.scanned = now->size();
-  r.changes = diff_manifests(*before, *now, kMaxChanges, r.truncated);
+  r.changes = diff_manifests(before, *now, kMaxChanges, r.truncated);
   return r;
 }
 
 caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at) {
-  return system.spawn<caf::detached>([at](caf::event_based_actor* self) -> caf::behavior {
+  // The paths go in as a spawn argument, not a capture: CAF 0.17 dereferences a null argument
+  // tuple for an init function spawned with none (UBSan reports it).
+  return system.spawn<caf::detached>([](caf::event_based_actor* self, workspace_paths at) -> caf::behavior {
     return {
         [=](ws_files_atom, file_call& call) {
           self->quit();
@@ -184,8 +202,16 @@ caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at) {
           self->quit();
           return changes_since(at, since);
         },
+        [=](ws_scan_atom) {
+          self->quit();
+          return scan_workspace(at);
+        },
+        [=](ws_diff_atom, const tree_manifest& before) {
+          self->quit();
+          return changes_against(at, before.entries ? *before.entries : std::vector<manifest_entry>{});
+        },
     };
-  });
+  }, std::move(at));
 }
 
 } // namespace corral

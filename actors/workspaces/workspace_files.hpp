@@ -30,8 +30,13 @@ changes_reply set_mark(const workspace_paths& at, const std::string& label);
 // What changed since mark `since`: added, modified and removed, sorted by path.
 changes_reply changes_since(const workspace_paths& at, const std::string& since);
 
-// An actor on its own thread that answers one file_call, mark or changes request, then
-// quits.
+// The manifest of the files now, kept in memory (an execution's "before"), and what changed
+// since such a manifest: the pair behind exec_request::changes.
+tree_manifest scan_workspace(const workspace_paths& at);
+changes_reply changes_against(const workspace_paths& at, const std::vector<manifest_entry>& before);
+
+// An actor on its own thread that answers one file_call, mark, changes, scan or diff
+// request, then quits.
 caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at);
 
 } // namespace corral

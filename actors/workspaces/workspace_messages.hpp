@@ -18,6 +18,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,8 @@ using ws_tick_atom = caf::atom_constant<caf::atom("wstick")>;
 using ws_files_atom = caf::atom_constant<caf::atom("wsfiles")>;
 using ws_mark_atom = caf::atom_constant<caf::atom("wsmark")>;
 using ws_changes_atom = caf::atom_constant<caf::atom("wschanges")>;
+using ws_scan_atom = caf::atom_constant<caf::atom("wsscan")>;
+using ws_diff_atom = caf::atom_constant<caf::atom("wsdiff")>;
 
 // Largest piece of a file one read returns, and of data one write or append carries: a
 // bigger file moves in pieces (the daemon's lines are bounded too).
@@ -68,8 +71,15 @@ struct file_reply {
   bool ok = false;
   failure error;
   file_chunk chunk;      // read
-  tree_entry entry;      // stat, and write's result
+  tree_entry entry;      // stat, and what write, append, mkdir and move leave (move: the target)
   tree_listing listing;  // list
+};
+
+// The files of a workspace as they are now (an execution's "before", exec_request::changes).
+struct tree_manifest {
+  bool ok = false;
+  failure error;
+  std::shared_ptr<const std::vector<manifest_entry>> entries;
 };
 
 struct changes_reply {
@@ -135,3 +145,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_borrowed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::file_call)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::file_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::changes_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::tree_manifest)

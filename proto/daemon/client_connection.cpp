@@ -8,6 +8,7 @@
 #include "proto/daemon/client_sessions.hpp"
 #include "proto/daemon/exec_job.hpp"
 #include "proto/daemon/socket_loop.hpp"
+#include "proto/daemon/workspace_methods.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
 #include "proto/jsonrpc/jsonrpc.hpp"
 #include "proto/jsonrpc/result_json.hpp"
@@ -44,6 +45,7 @@ void start_exec(connection_self self, const rpc::request& r) {
   auto params = exec_params_from_json(r.params);
   if (!params) return write_line(self, rpc::error_line(rpc::error_from(params.error(), r.id)));
   params->request.client = st.id;  // this connection's executions take turns with others'
+  params->request.principal = connection_principal(self);  // whose workspaces it may run in
   auto job = self->spawn<caf::linked>(exec_job, caf::actor{self}, st.info->supervisor, std::move(*params), r.id, key);
   if (!r.id.is_null()) st.jobs[key] = job;
   ++st.jobs_running;
@@ -101,6 +103,7 @@ void dispatch(connection_self self, const rpc::request& r) {
   if (r.method == "session.write") return session_write(self, r);
   if (r.method == "session.resize") return session_resize(self, r);
   if (r.method == "session.close") return session_close(self, r);
+  if (workspace_method(self, r)) return;
   reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
 }
 
@@ -118,7 +121,7 @@ caf::behavior client_connection(connection_self self, connection_id id, peer_cre
         auto& st = self->state;
         if (st.phase != connection_phase::open) return;
         auto idle = st.info->idle_timeout;
-        bool busy = st.jobs_running > 0 || st.opening > 0 || !st.sessions.empty();
+        bool busy = st.jobs_running > 0 || st.calls_pending > 0 || st.opening > 0 || !st.sessions.empty();
         auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - st.last_activity);
         if (busy || quiet < idle) return (void)self->delayed_send(self, busy ? idle : idle - quiet, idle_atom::value);
         st.info->loop->close(st.id, "idle for " + std::to_string(idle.count()) + " ms with nothing in flight");

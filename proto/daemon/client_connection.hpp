@@ -31,6 +31,7 @@ class socket_loop;
 // What every connection answers from, computed once when the daemon starts.
 struct daemon_info {
   caf::actor supervisor;
+  caf::actor workspaces;  // the runtime's workspace registry (proto/daemon/workspace_methods.hpp)
   socket_loop* loop = nullptr;
   nlohmann::json capabilities;
   nlohmann::json descriptor;
@@ -75,6 +76,7 @@ struct client_connection_state {
   std::map<std::uint64_t, std::vector<early_session_event>> early;
   std::size_t opening = 0;  // session.open calls not answered yet
   std::size_t jobs_running = 0;  // every exec not answered yet, with a null id or not
+  std::size_t calls_pending = 0;  // workspace calls not answered yet
   std::uint64_t next_session = 1;
   connection_phase phase = connection_phase::open;
   std::chrono::steady_clock::time_point last_activity;  // a line read or a call answered

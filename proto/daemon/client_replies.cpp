@@ -20,7 +20,7 @@ void notify(connection_self self, const std::string& method, const nlohmann::jso
 void hang_up_when_answered(connection_self self) {
   auto& st = self->state;
   if (st.phase != connection_phase::input_ended && st.phase != connection_phase::stopping) return;
-  if (st.jobs_running > 0 || st.opening > 0 || !st.sessions.empty()) return;
+  if (st.jobs_running > 0 || st.calls_pending > 0 || st.opening > 0 || !st.sessions.empty()) return;
   st.info->loop->close(st.id, st.phase == connection_phase::stopping ? "the daemon is stopping" : "the client hung up");
 }
 

@@ -39,6 +39,7 @@ status run_daemon(runtime_options ro, daemon_options options) {
 
   auto info = std::make_shared<daemon_info>();
   info->supervisor = rt->supervisor();
+  info->workspaces = rt->workspaces();
   info->capabilities = machine_report(rt->features(), rt->tiers(), policy, &rt->frozen_profile());
   info->descriptor = profile_descriptor(rt->frozen_profile(), rt->features(), rt->tiers());
   info->started = std::chrono::steady_clock::now();

@@ -69,10 +69,14 @@ expected<exec_params> exec_params_from_json(const json& params) {
     // Narrows the daemon profile's allow-list (config/tighten_network.hpp).
     else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
     else if (key == "stream") read = read_into(bool_param(v, key), p.stream);
+    // Runs in the caller's workspace (workspace.create), its files at /work.
+    else if (key == "workspace") read = read_into(string_param(v, key), r.workspace);
+    else if (key == "changes") read = read_into(bool_param(v, key), r.changes);
     else return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for exec");
     if (!read) return read.error();
   }
   if (!language_given) r.language = r.code.empty() ? "argv" : "command";
+  if (params.contains("workspace") && r.workspace.empty()) return bad_param("workspace", "a workspace's id or name, not empty");
   if (params.contains("stdin") && params.contains("stdin_base64"))
     return make_failure(failure_kind::invalid_request, "give \"stdin\" or \"stdin_base64\", not both");
   return p;
@@ -94,6 +98,8 @@ json exec_params_to_json(const exec_request& r, bool stream) {
   if (!r.env.empty()) j["env"] = r.env;
   if (!r.tier.empty()) j["tier"] = r.tier;
   if (r.network_allow) j["network_allow"] = *r.network_allow;
+  if (!r.workspace.empty()) j["workspace"] = r.workspace;
+  if (r.changes) j["changes"] = true;
   return j;
 }
 

@@ -1,5 +1,7 @@
 #include "proto/jsonrpc/result_json.hpp"
 
+#include "proto/jsonrpc/workspace_json.hpp"
+
 namespace corral {
 
 std::string base64_encode(const std::string& bytes) {
@@ -55,6 +57,13 @@ nlohmann::json to_json(const exec_result& r) {
   j["timed_out"] = r.timed_out;
   j["tier"] = r.tier;
   if (!r.workspace.empty()) j["workspace"] = r.workspace;
+  if (r.changes) {
+    auto changes = nlohmann::json::array();
+    for (auto& c : r.changes->entries) changes.push_back(to_json(c, kWorkspaceMountAt));
+    j["changes"] = std::move(changes);
+    j["changes_truncated"] = r.changes->truncated;
+    if (!r.changes->error.empty()) j["changes_error"] = r.changes->error;
+  }
   j["isolation"] = r.isolation;
   j["not_enforced"] = r.not_enforced;
   j["masked"] = r.masked;

@@ -1,0 +1,176 @@
+#include "proto/daemon/workspace_methods.hpp"
+
+#include <caf/all.hpp>
+
+#include "actors/atoms.hpp"
+#include "proto/jsonrpc/param_values.hpp"
+#include "proto/jsonrpc/workspace_json.hpp"
+
+namespace corral {
+
+namespace {
+
+using nlohmann::json;
+
+// The registry answers from memory; file calls, marks and change lists hash and walk a
+// tree on a worker of their own, bounded by the tree's size (kMaxTreeEntries): a minute
+// covers the largest one this machine class scans, and a wedged registry still answers.
+constexpr std::chrono::seconds kRegistryBound{10};
+constexpr std::chrono::seconds kTreeBound{120};
+
+void fail(connection_self self, const failure& f, const json& id) {
+  write_line(self, rpc::error_line(rpc::error_from(f, id)));
+}
+
+// What went wrong in a reply, if anything (a list cannot fail).
+template <class Reply>
+const failure* failed(const Reply& reply) {
+  return reply.ok ? nullptr : &reply.error;
+}
+const failure* failed(const workspace_list&) { return nullptr; }
+
+// One call to the registry, counted as in flight until its answer is written, so the
+// connection neither idles out nor hangs up under it.
+template <class Reply, class OnReply, class... Ts>
+void ask(connection_self self, const rpc::request& r, std::chrono::seconds bound, OnReply on_reply, Ts&&... xs) {
+  auto& st = self->state;
+  ++st.calls_pending;
+  auto id = r.id;
+  auto method = r.method;
+  self->request(st.info->workspaces, bound, std::forward<Ts>(xs)...)
+      .then(
+          [=](Reply& reply) {
+            --self->state.calls_pending;
+            self->state.last_activity = std::chrono::steady_clock::now();
+            if (auto* f = failed(reply)) fail(self, *f, id);
+            else write_line(self, rpc::response_line(id, on_reply(reply)));
+            hang_up_when_answered(self);
+          },
+          [=](caf::error& e) {
+            --self->state.calls_pending;
+            fail(self,
+                 make_failure(failure_kind::internal, method + ": the workspace registry did not answer: " +
+                                                          self->system().render(e)),
+                 id);
+            hang_up_when_answered(self);
+          });
+}
+
+// Members a method reads; any other is refused by name, as exec refuses one.
+status only(const rpc::request& r, std::initializer_list<const char*> allowed) {
+  for (auto& [key, v] : r.params.items()) {
+    bool known = false;
+    for (auto* a : allowed) known = known || key == a;
+    if (!known) return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for " + r.method);
+  }
+  return ok();
+}
+
+void create(connection_self self, const rpc::request& r) {
+  auto options = workspace_options_from_json(r.params);
+  if (!options) return fail(self, options.error(), r.id);
+  ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); },
+                       ws_create_atom::value, std::move(*options), connection_principal(self));
+}
+
+void list(connection_self self, const rpc::request& r) {
+  if (auto s = only(r, {}); !s) return fail(self, s.error(), r.id);
+  ask<workspace_list>(
+      self, r, kRegistryBound,
+      [](workspace_list& l) {
+        json items = json::array();
+        for (auto& w : l.items) items.push_back(to_json(w));
+        return json{{"workspaces", std::move(items)}};
+      },
+      ws_list_atom::value, connection_principal(self));
+}
+
+void inspect(connection_self self, const rpc::request& r) {
+  if (auto s = only(r, {"workspace"}); !s) return fail(self, s.error(), r.id);
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); }, ws_get_atom::value,
+                       std::move(*ref), connection_principal(self));
+}
+
+void end(connection_self self, const rpc::request& r) {
+  if (auto s = only(r, {"workspace", "keep_files"}); !s) return fail(self, s.error(), r.id);
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  bool keep = false;
+  if (auto it = r.params.find("keep_files"); it != r.params.end())
+    if (auto s = read_into(bool_param(*it, "keep_files"), keep); !s) return fail(self, s.error(), r.id);
+  ask<workspace_reply>(
+      self, r, kRegistryBound,
+      [keep](workspace_reply& w) {
+        auto j = to_json(w.info);
+        j["ended"] = true;
+        j["files_kept"] = keep;
+        return j;
+      },
+      ws_end_atom::value, std::move(*ref), connection_principal(self), keep);
+}
+
+void files(connection_self self, const rpc::request& r, const std::string& op) {
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  auto call = file_call_from_json(op, r.params);
+  if (!call) {
+    // An unknown op is an unknown method, as any other name the daemon does not serve.
+    if (call.error().message.rfind("no file operation", 0) == 0)
+      return reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
+    return fail(self, call.error(), r.id);
+  }
+  auto asked = *call;
+  ask<file_reply>(self, r, kTreeBound, [asked](file_reply& f) { return to_json(asked, f, kWorkspaceMountAt); },
+                  ws_files_atom::value, std::move(*ref), connection_principal(self), std::move(*call));
+}
+
+void mark(connection_self self, const rpc::request& r) {
+  if (auto s = only(r, {"workspace", "label"}); !s) return fail(self, s.error(), r.id);
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  auto it = r.params.find("label");
+  if (it == r.params.end()) return fail(self, bad_param("label", "given: a name for the mark (a-z 0-9 . _ -)"), r.id);
+  auto label = string_param(*it, "label");
+  if (!label) return fail(self, label.error(), r.id);
+  ask<changes_reply>(self, r, kTreeBound, [](changes_reply& c) { return json{{"mark", c.mark}, {"scanned", c.scanned}}; },
+                     ws_mark_atom::value, std::move(*ref), connection_principal(self), std::move(*label));
+}
+
+void changes(connection_self self, const rpc::request& r) {
+  if (auto s = only(r, {"workspace", "since"}); !s) return fail(self, s.error(), r.id);
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  std::string since = "creation";
+  if (auto it = r.params.find("since"); it != r.params.end())
+    if (auto s = read_into(string_param(*it, "since"), since); !s) return fail(self, s.error(), r.id);
+  ask<changes_reply>(self, r, kTreeBound, [](changes_reply& c) { return to_json(c, kWorkspaceMountAt); },
+                     ws_changes_atom::value, std::move(*ref), connection_principal(self), std::move(since));
+}
+
+} // namespace
+
+std::string connection_principal(connection_self self) {
+  return "uid:" + std::to_string(self->state.peer.uid);
+}
+
+bool workspace_method(connection_self self, const rpc::request& r) {
+  static const std::string files_prefix = "workspace.files.";
+  if (r.method.rfind("workspace.", 0) != 0) return false;
+  if (!self->state.info->workspaces) {
+    fail(self, make_failure(failure_kind::refused, "this daemon keeps no workspaces"), r.id);
+    return true;
+  }
+  if (r.method == "workspace.create") create(self, r);
+  else if (r.method == "workspace.list") list(self, r);
+  else if (r.method == "workspace.inspect") inspect(self, r);
+  else if (r.method == "workspace.end") end(self, r);
+  else if (r.method == "workspace.mark") mark(self, r);
+  else if (r.method == "workspace.changes") changes(self, r);
+  else if (r.method.rfind(files_prefix, 0) == 0) files(self, r, r.method.substr(files_prefix.size()));
+  else reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
+  return true;
+}
+
+} // namespace corral

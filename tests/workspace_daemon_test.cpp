@@ -1,0 +1,216 @@
+// Workspaces through `corral serve`: the workspace.* methods and exec's `workspace` param
+// from a raw JSON-RPC client, a workspace found again from another connection, and another
+// uid's workspace unreachable however it is named.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "proto/jsonrpc/jsonrpc.hpp"
+#include "proto/jsonrpc/result_json.hpp"
+#include "tests/daemon_process.hpp"
+
+using namespace corral;
+using namespace corral::testing;
+using nlohmann::json;
+
+namespace {
+
+// One call and its reply (notifications on the way are dropped).
+json ask(line_client& c, int id, const std::string& method, const json& params) {
+  c.call(id, method, params);
+  auto reply = c.reply(id);
+  INFO(method << " " << params.dump() << " -> " << reply.dump());
+  REQUIRE(!reply.is_null());
+  return reply;
+}
+
+json result_of(line_client& c, int id, const std::string& method, const json& params) {
+  auto reply = ask(c, id, method, params);
+  INFO(method << " -> " << reply.dump());
+  REQUIRE(reply.contains("result"));
+  return reply["result"];
+}
+
+int error_code(const json& reply) { return reply.contains("error") ? reply["error"].value("code", 0) : 0; }
+
+} // namespace
+
+TEST_CASE("workspace methods over the daemon: create, exec in it, files, changes and end", "[workspace][daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  auto made = result_of(c, 1, "workspace.create", {{"name", "build"}, {"idle_timeout", 600}});
+  std::string id = made["workspace"];
+  CHECK(id.rfind("w-", 0) == 0);
+  CHECK(made["name"] == "build");
+  CHECK(made["mount_at"] == "/work");
+  CHECK(made["idle_timeout"] == 600.0);
+  CHECK(made["not_enforced"].is_array());
+
+  // Two execs, two processes: the second reads what the first wrote, by name or by id.
+  auto first = result_of(c, 2, "exec", {{"argv", {"sh", "-c", "echo one > /work/a.txt && pwd"}}, {"workspace", "build"}});
+  CHECK(first["exit_code"] == 0);
+  CHECK(first["stdout"] == "/work\n");
+  CHECK(first["workspace"] == id);
+  auto second = result_of(c, 3, "exec", {{"argv", {"cat", "/work/a.txt"}}, {"workspace", id}});
+  CHECK(second["stdout"] == "one\n");
+
+  // Bytes that are not UTF-8 go in and come out as base64, whole.
+  std::string bytes("\xff\x00\x80zz", 5);
+  auto written = result_of(c, 4, "workspace.files.write",
+                           {{"workspace", id}, {"path", "/work/bin/b.bin"}, {"data_base64", base64_encode(bytes)},
+                            {"parents", true}, {"mode", 0600}});
+  CHECK(written["path"] == "/work/bin/b.bin");
+  CHECK(written["size"] == 5);
+  CHECK(written["mode"] == 0600);
+  auto read = result_of(c, 5, "workspace.files.read", {{"workspace", id}, {"path", "bin/b.bin"}});
+  REQUIRE(read.contains("data_base64"));
+  CHECK(read["data_base64"] == base64_encode(bytes));
+  CHECK(read["eof"] == true);
+  auto listed = result_of(c, 6, "workspace.files.list", {{"workspace", id}, {"depth", 2}});
+  std::vector<std::string> paths;
+  for (auto& e : listed["entries"]) paths.push_back(e["path"]);
+  CHECK(paths == std::vector<std::string>{"/work/a.txt", "/work/bin", "/work/bin/b.bin"});
+
+  // Changes since creation carry each file's hash: the jail's own sha256sum agrees.
+  auto changes = result_of(c, 7, "workspace.changes", {{"workspace", id}});
+  REQUIRE(changes["changes"].size() == 3);
+  CHECK(changes["changes"][0]["change"] == "added");
+  CHECK(changes["changes"][0]["path"] == "/work/a.txt");
+  auto sum = result_of(c, 8, "exec", {{"argv", {"sha256sum", "/work/a.txt"}}, {"workspace", id}});
+  CHECK(sum["stdout"].get<std::string>().substr(0, 64) == changes["changes"][0]["sha256"]);
+  CHECK(result_of(c, 9, "workspace.mark", {{"workspace", id}, {"label", "m1"}})["mark"] == "m1");
+  result_of(c, 10, "workspace.files.move", {{"workspace", id}, {"from", "a.txt"}, {"to", "c.txt"}});
+  auto since = result_of(c, 11, "workspace.changes", {{"workspace", id}, {"since", "m1"}});
+  REQUIRE(since["changes"].size() == 2);
+  CHECK(since["changes"][0]["path"] == "/work/a.txt");
+  CHECK(since["changes"][0]["change"] == "removed");
+  CHECK(since["changes"][1]["path"] == "/work/c.txt");
+
+  // Another connection of the same uid finds it by name; a disconnect does not end it.
+  c.close();
+  line_client c2(d.socket);
+  auto again = result_of(c2, 1, "workspace.inspect", {{"workspace", "build"}});
+  CHECK(again["workspace"] == id);
+  auto all = result_of(c2, 2, "workspace.list", json::object());
+  REQUIRE(all["workspaces"].size() == 1);
+  CHECK(all["workspaces"][0]["name"] == "build");
+
+  // Bad calls are clear errors, and lose nothing.
+  auto unknown = ask(c2, 3, "workspace.create", {{"nmae", "x"}});
+  CHECK(error_code(unknown) == rpc::kInvalidParams);
+  CHECK(unknown["error"]["message"].get<std::string>().find("nmae") != std::string::npos);
+  auto escape = ask(c2, 4, "workspace.files.read", {{"workspace", id}, {"path", "../../etc/passwd"}});
+  CHECK(error_code(escape) != 0);
+  CHECK(!escape.contains("result"));
+  CHECK(error_code(ask(c2, 5, "workspace.files.chmod", {{"workspace", id}, {"path", "c.txt"}})) == rpc::kMethodNotFound);
+  CHECK(error_code(ask(c2, 6, "workspace.files.read", {{"workspace", id}, {"path", "nothing"}})) == rpc::kNotFound);
+  CHECK(error_code(ask(c2, 7, "workspace.files.write", {{"workspace", id}, {"path", "x"}})) == rpc::kInvalidParams);
+  CHECK(error_code(ask(c2, 8, "exec", {{"argv", {"true"}}, {"workspace", ""}})) == rpc::kInvalidParams);
+  CHECK(result_of(c2, 9, "workspace.files.read", {{"workspace", id}, {"path", "c.txt"}})["data"] == "one\n");
+
+  auto ended = result_of(c2, 10, "workspace.end", {{"workspace", id}});
+  CHECK(ended["ended"] == true);
+  CHECK(ended["files_kept"] == false);
+  CHECK(error_code(ask(c2, 11, "workspace.inspect", {{"workspace", id}})) == rpc::kNotFound);
+  CHECK(error_code(ask(c2, 12, "exec", {{"argv", {"true"}}, {"workspace", id}})) == rpc::kNotFound);
+}
+
+TEST_CASE("another uid's workspace answers as one that does not exist, however it is named", "[workspace][daemon]") {
+  if (::geteuid() != 0) {
+    WARN("skipped: a second uid needs root (setuid)");
+    return;
+  }
+  daemon_process d({"--allow-uid", "0", "--allow-uid", "65534"});
+  // Wide file modes, so only the daemon's own check stands between uid 65534 and the workspace.
+  ::chmod(d.dir.path().c_str(), 0755);
+  ::chmod(d.socket.c_str(), 0666);
+  line_client owner(d.socket);
+  auto made = result_of(owner, 1, "workspace.create", {{"name", "secret"}});
+  std::string id = made["workspace"];
+  result_of(owner, 2, "workspace.files.write", {{"workspace", id}, {"path", "key"}, {"data", "hunter2\n"}});
+
+  // The other uid's calls, one reply per line back through a pipe.
+  int pipefd[2];
+  REQUIRE(::pipe(pipefd) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(pipefd[0]);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0) ::_exit(2);
+    int fd = connect_to(d.socket);
+    if (fd < 0) ::_exit(3);
+    std::vector<json> calls = {
+        {{"method", "workspace.inspect"}, {"params", {{"workspace", "secret"}}}},
+        {{"method", "workspace.inspect"}, {"params", {{"workspace", id}}}},
+        {{"method", "workspace.files.read"}, {"params", {{"workspace", id}, {"path", "key"}}}},
+        {{"method", "exec"}, {"params", {{"argv", {"cat", "/work/key"}}, {"workspace", id}}}},
+        {{"method", "workspace.changes"}, {"params", {{"workspace", id}}}},
+        {{"method", "workspace.end"}, {"params", {{"workspace", id}}}},
+        {{"method", "workspace.list"}, {"params", json::object()}},
+        {{"method", "workspace.create"}, {"params", {{"name", "secret"}}}},
+    };
+    std::string in;
+    int n = 1;
+    for (auto& call : calls) {
+      auto line = json{{"jsonrpc", "2.0"}, {"id", n++}, {"method", call["method"]}, {"params", call["params"]}}.dump() + "\n";
+      if (::write(fd, line.data(), line.size()) != static_cast<ssize_t>(line.size())) ::_exit(4);
+      // Read to this call's reply (exec sends notifications first).
+      for (;;) {
+        auto nl = in.find('\n');
+        if (nl == std::string::npos) {
+          char buf[65536];
+          auto got = ::read(fd, buf, sizeof buf);
+          if (got <= 0) ::_exit(5);
+          in.append(buf, static_cast<std::size_t>(got));
+          continue;
+        }
+        auto msg = in.substr(0, nl + 1);
+        in.erase(0, nl + 1);
+        if (msg.find("\"method\"") != std::string::npos) continue;
+        if (::write(pipefd[1], msg.data(), msg.size()) < 0) ::_exit(6);
+        break;
+      }
+    }
+    ::_exit(0);
+  }
+  ::close(pipefd[1]);
+  std::string got;
+  char buf[65536];
+  ssize_t n;
+  while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+  ::close(pipefd[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+
+  std::vector<json> replies;
+  std::size_t at = 0;
+  while (at < got.size()) {
+    auto nl = got.find('\n', at);
+    replies.push_back(json::parse(got.substr(at, nl - at)));
+    at = nl + 1;
+  }
+  REQUIRE(replies.size() == 8);
+  // Each attempt ran and got "not found", worded as for a workspace that never existed.
+  for (int k : {0, 1, 2, 3, 4, 5}) {
+    INFO(replies[k].dump());
+    CHECK(error_code(replies[k]) == rpc::kNotFound);
+    CHECK(replies[k].dump().find("hunter2") == std::string::npos);
+  }
+  CHECK(replies[1]["error"]["message"] == "no workspace '" + id + "' here");
+  CHECK(replies[6]["result"]["workspaces"].empty());
+  // Names are per owner: its own "secret" is another workspace.
+  REQUIRE(replies[7].contains("result"));
+  CHECK(replies[7]["result"]["workspace"] != id);
+
+  // The owner's workspace and file are untouched.
+  auto still = result_of(owner, 3, "workspace.files.read", {{"workspace", "secret"}, {"path", "key"}});
+  CHECK(still["data"] == "hunter2\n");
+  CHECK(result_of(owner, 4, "workspace.list", json::object())["workspaces"].size() == 1);
+  result_of(owner, 5, "workspace.end", {{"workspace", id}});
+}
