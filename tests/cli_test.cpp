@@ -368,3 +368,70 @@ TEST_CASE("corral run keeps exactly the cap and says what it dropped on stderr, 
   CHECK(via_daemon.err == std::string(1000, 'b') + "corral: stdout truncated; 4000 bytes dropped (the daemon's output cap)\n" +
                               "corral: stderr truncated; 2000 bytes dropped (the daemon's output cap)\n");
 }
+
+TEST_CASE("corral workspace creates, runs in, copies both ways, lists, diffs and removes through the daemon", "[workspace][cli]") {
+  served_daemon d(std::vector<std::string>{});
+  auto ws = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "workspace");
+    args.insert(args.begin() + 2, {"--connect", d.socket});
+    auto r = run_cli(args);
+    CHECK_FALSE(r.overran);
+    return r;
+  };
+  auto made = ws({"create", "cli-ws", "--idle", "10m"});
+  INFO(made.err);
+  REQUIRE(made.exit_status == 0);
+  CHECK(made.out.rfind("w-", 0) == 0);
+  CHECK(made.out.size() == 15);  // "w-" + 12 hex + newline
+
+  // exec: `corral run`'s output and exit status; the file it left stays for the next.
+  auto ran = ws({"exec", "cli-ws", "--", "sh", "-c", "echo made > made.txt; echo out; echo err >&2; exit 3"});
+  CHECK(ran.exit_status == 3);
+  CHECK(ran.out == "out\n");
+  CHECK(ran.err.find("err\n") != std::string::npos);
+  CHECK(ws({"exec", "cli-ws", "--", "cat", "/work/made.txt"}).out == "made\n");
+
+  // cp in and out, larger than one call carries (4 MiB), bytes of every value.
+  temp_dir local{"corral-cli-ws-"};
+  std::string big;
+  for (std::size_t i = 0; i < (5u << 20); ++i) big += static_cast<char>((i * 7919) >> 3);
+  write_text(local / "in.bin", big);
+  REQUIRE(ws({"cp", local / "in.bin", "cli-ws:in.bin"}).exit_status == 0);
+  REQUIRE(ws({"cp", "cli-ws:/work/in.bin", local / "out.bin"}).exit_status == 0);
+  std::ifstream back(local / "out.bin", std::ios::binary);
+  std::string copied((std::istreambuf_iterator<char>(back)), std::istreambuf_iterator<char>());
+  CHECK(copied.size() == big.size());
+  CHECK(copied == big);
+  auto both = ws({"cp", local / "in.bin", local / "x"});
+  CHECK(both.exit_status == 125);
+  CHECK(both.err.find("exactly one side is W:PATH") != std::string::npos);
+
+  auto files = ws({"files", "cli-ws"});
+  CHECK(files.exit_status == 0);
+  CHECK(files.out.find("/work/in.bin") != std::string::npos);
+  CHECK(files.out.find(std::to_string(big.size())) != std::string::npos);
+  auto changes = ws({"changes", "cli-ws"});
+  CHECK(changes.out == "A /work/in.bin\nA /work/made.txt\n");
+  auto listed = ws({"ls"});
+  CHECK(listed.out.find("cli-ws") != std::string::npos);
+
+  auto changed = ws({"exec", "cli-ws", "--changes", "--", "sh", "-c", "echo x > c.txt; rm made.txt"});
+  CHECK(changed.exit_status == 0);
+  CHECK(changed.err.find("A /work/c.txt\nD /work/made.txt\n") != std::string::npos);
+  CHECK(ws({"rm", "cli-ws"}).exit_status == 0);
+  auto gone = ws({"exec", "cli-ws", "--", "true"});
+  CHECK(gone.exit_status == 125);
+  CHECK(gone.err.find("no workspace 'cli-ws' here") != std::string::npos);
+}
+
+TEST_CASE("corral workspace without a daemon, and run --workspace without --connect, say what to start", "[workspace][cli]") {
+  auto r = run_cli({"workspace", "ls", "--connect", "/nonexistent/corral.sock"});
+  CHECK(r.exit_status == 125);
+  CHECK(r.err.find("corral serve") != std::string::npos);
+  auto local = run_cli({"run", "--workspace", "w", "--", "true"});
+  CHECK(local.exit_status == 125);
+  CHECK(local.err.find("--workspace needs --connect") != std::string::npos);
+  auto verb = run_cli({"workspace", "frobnicate"});
+  CHECK(verb.exit_status == 125);
+  CHECK(verb.err.find("unknown verb 'frobnicate'") != std::string::npos);
+}

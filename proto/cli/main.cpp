@@ -17,6 +17,8 @@ commands:
   serve     the daemon: JSON-RPC 2.0 on a Unix socket or stdio (corral serve --help)
   mcp       run an MCP server inside the boundary as a transparent stdio proxy (corral mcp --help)
   shell     an interactive terminal inside the boundary (corral shell --help)
+  workspace persistent /work dirs in the daemon that commands build on (alias ws;
+            corral workspace --help)
   help      this text
 
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return corral::cli::serve_command(args);
   if (command == "mcp") return corral::cli::mcp_command(args);
   if (command == "shell") return corral::cli::shell_command(args);
+  if (command == "workspace" || command == "ws") return corral::cli::workspace_command(args);
   std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

@@ -6,6 +6,7 @@
 
 #include "actors/output_collector.hpp"
 #include "actors/runtime.hpp"
+#include "proto/cli/change_lines.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/grant_flags.hpp"
@@ -42,6 +43,13 @@ void print_truncation_notices(const nlohmann::json& result) {
                 << " bytes dropped (the daemon's output cap)\n";
 }
 
+// --changes: what the program changed in its workspace, after its output, one line each.
+void print_changes(const nlohmann::json& result) {
+  for (auto& c : result["changes"]) std::cerr << change_line(c) << "\n";
+  if (result.value("changes_truncated", false)) std::cerr << "corral: the list of changes was cut short\n";
+  if (result.contains("changes_error")) std::cerr << "corral: no list of changes: " << result.value("changes_error", "") << "\n";
+}
+
 // --connect: the same output and exit status, with the daemon doing the work. Output
 // streams as it arrives (all of it at the end with --json, as in-process).
 int run_via_daemon(const run_options& options) {
@@ -56,6 +64,7 @@ int run_via_daemon(const run_options& options) {
   if (!result) return refuse(result.error(), options.json);
   if (options.json) std::cout << result->dump() << "\n";
   else print_truncation_notices(*result);
+  if (!options.json && result->contains("changes")) print_changes(*result);
   auto ending = ending_of(*result);
   if (auto line = ending_line(ending, nullptr); !line.empty()) std::cerr << line << "\n";
   return result_status(ending);

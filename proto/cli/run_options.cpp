@@ -30,6 +30,10 @@ options:
                     with --connect it narrows the daemon's allow-list)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
+  --workspace W     run in the daemon's workspace W (its files at /work stay between runs;
+                    needs --connect; see corral workspace --help)
+  --changes         with --workspace: list what the program changed there (A/M/D lines on
+                    stderr after it ends; the result's "changes" with --json)
   --nodes H:P,H:P   run on the least-loaded of these `corral serve --node-listen` nodes
                     (mutual TLS: needs --node-cert, --node-key and --node-ca; --json adds
                     "node" and the node's "node_descriptor")
@@ -90,6 +94,8 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       if (!text) return text.error();
       o.request.code = *text;
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
+    else if (a == "--workspace" && (v = value(a))) o.request.workspace = *v;
+    else if (a == "--changes") o.request.changes = true;
     else if (a == "--nodes" && (v = value(a))) {
       std::size_t start = 0;
       while (start <= v->size()) {
@@ -124,6 +130,11 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   o.request.tier = f.tier;
   apply_limit_flags(f.limits, o.request);
   if (f.limits.timeout) o.request.timeout = f.limits.timeout;
+  if (o.request.changes && o.request.workspace.empty())
+    return make_failure(failure_kind::invalid_request, "--changes lists what a run changed in its workspace: it needs --workspace");
+  if (!o.request.workspace.empty() && f.connect_socket.empty())
+    return make_failure(failure_kind::invalid_request,
+                        "--workspace needs --connect: workspaces live in the daemon (start `corral serve`)");
   if (!o.nodes.empty() && !f.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
   if (o.nodes.empty() && !o.node_credentials.empty())

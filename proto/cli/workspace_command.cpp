@@ -1,0 +1,403 @@
+// corral workspace (alias ws): named, persistent /work dirs in the daemon, for commands
+// that build on one another (proto/PROTOCOL.md, "Workspaces"). Every verb is one or a few
+// calls on a `corral serve` daemon: workspaces belong to the daemon and to the caller's uid,
+// not to a CLI process, so there is no in-process form.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "config/durations.hpp"
+#include "config/sizes.hpp"
+#include "config/write_all.hpp"
+#include "proto/cli/change_lines.hpp"
+#include "proto/cli/commands.hpp"
+#include "proto/cli/limit_flags.hpp"
+#include "proto/daemon/daemon.hpp"
+#include "proto/daemon/daemon_client.hpp"
+#include "proto/jsonrpc/workspace_json.hpp"
+
+namespace corral::cli {
+
+namespace {
+
+using nlohmann::json;
+
+const char* const kUsage = R"(usage: corral workspace VERB [--connect SOCKET] [--json] ...   (alias: corral ws)
+
+A workspace is a directory that outlives commands: every command run in it sees its files
+at /work, so what one installs or writes the next finds. Workspaces live in the daemon
+(`corral serve`) and belong to your uid; they end when told, after idling, or at their
+lifetime's end.
+
+verbs:
+  create [NAME] [--idle D] [--lifetime D] [--memory SIZE] [--pids N] [--cpu CORES]
+         [--keep-files]           make one; prints its id (limits only narrow the daemon's)
+  ls                              yours, one a line: id, name, running, idle left, ends
+  inspect W                       one as JSON
+  exec W [--changes] [run options] -- PROGRAM [ARGS...]
+                                  run a program in W (as `corral run`; same exit status);
+                                  --changes: then list what it changed (A/M/D on stderr)
+  cp SRC DST                      copy a file in or out: one side is W:PATH (PATH relative
+                                  to /work or under it), the other a local file or - (stdio)
+  files W [PATH] [--depth N]      list a directory: type, mode, size, path
+  mark W LABEL                    remember the files as they are now
+  changes W [--since MARK]        what was added (A), modified (M) or removed (D) since MARK
+                                  (default: since the workspace was made)
+  rm W [--keep-files]             end it (its files go too, unless kept)
+
+W is a workspace's id or name. Durations: 500ms, 30s, 5m, 2h or plain seconds.
+--connect SOCKET  the daemon (default: its default socket)
+--json            print the daemon's answer as JSON
+
+exit status: 0 done; 125 refused or failed (the reason on stderr); exec: as corral run.
+)";
+
+constexpr std::uint64_t kPiece = kMaxFilePiece;
+
+struct ws_args {
+  std::string socket;
+  bool json = false;
+  std::vector<std::string> rest;  // the verb's own arguments, in order
+};
+
+int refuse(const failure& f) {
+  std::cerr << "corral workspace: " << f.describe() << "\n";
+  return kExitRefused;
+}
+
+int usage_error(const std::string& what) {
+  std::cerr << "corral workspace: " << what << "\n" << kUsage;
+  return kExitRefused;
+}
+
+// Reads --connect and --json wherever they stand before "--" (exec's program may use them).
+ws_args split_common(const std::vector<std::string>& args) {
+  ws_args out;
+  bool program = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (program) {
+      out.rest.push_back(a);
+      continue;
+    }
+    if (a == "--") program = true;
+    if (a == "--connect" && i + 1 < args.size()) {
+      out.socket = args[++i];
+      continue;
+    }
+    if (a == "--json") {
+      out.json = true;
+      continue;
+    }
+    out.rest.push_back(a);
+  }
+  if (out.socket.empty()) out.socket = default_socket_path();
+  return out;
+}
+
+expected<daemon_client> connect(const ws_args& a) {
+  auto c = daemon_client::connect(a.socket);
+  if (!c)
+    return make_failure(c.error().kind, c.error().message + "; workspaces live in the daemon: start `corral serve` "
+                                                            "(or name its socket with --connect)");
+  return c;
+}
+
+// One call; its answer printed as JSON with --json, else by `show`.
+template <class Show>
+int call_and_show(const ws_args& a, const std::string& method, const json& params, Show show) {
+  auto c = connect(a);
+  if (!c) return refuse(c.error());
+  auto r = c->call(method, params);
+  if (!r) return refuse(r.error());
+  if (a.json) std::cout << r->dump() << "\n";
+  else show(*r);
+  return 0;
+}
+
+std::string seconds_text(double s) {
+  if (s <= 0) return "-";
+  auto whole = static_cast<long long>(s);
+  if (whole >= 3600) return std::to_string(whole / 3600) + "h" + std::to_string(whole % 3600 / 60) + "m";
+  if (whole >= 60) return std::to_string(whole / 60) + "m" + std::to_string(whole % 60) + "s";
+  return std::to_string(whole) + "s";
+}
+
+std::string time_text(std::int64_t unix_seconds) {
+  std::time_t t = unix_seconds;
+  std::tm tm{};
+  ::localtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
+  return buf;
+}
+
+expected<std::string> flag_value(const std::vector<std::string>& v, std::size_t& i) {
+  if (i + 1 >= v.size()) return make_failure(failure_kind::invalid_request, v[i] + " needs a value");
+  return v[++i];
+}
+
+int create(const ws_args& a) {
+  workspace_options o;
+  limit_flags limits;
+  const auto& v = a.rest;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (auto limit = parse_limit_flag(v, i, limits); !limit) return usage_error(limit.error().message);
+    else if (*limit) continue;
+    if (v[i] == "--idle" || v[i] == "--lifetime") {
+      auto text = flag_value(v, i);
+      if (!text) return usage_error(text.error().message);
+      auto d = parse_duration(*text);
+      if (!d) return usage_error(v[i - 1] + ": " + d.error().message);
+      (v[i - 1] == "--idle" ? o.idle_timeout : o.lifetime) = *d;
+    } else if (v[i] == "--keep-files") {
+      o.keep_files = true;
+    } else if (!v[i].empty() && v[i][0] == '-') {
+      return usage_error("unknown option " + v[i] + " for create");
+    } else if (o.name.empty()) {
+      o.name = v[i];
+    } else {
+      return usage_error("create takes one name, not '" + v[i] + "' too");
+    }
+  }
+  if (limits.timeout) return usage_error("--timeout is a run's limit: give it to exec");
+  o.memory_bytes = limits.memory_bytes;
+  o.pids = limits.pids;
+  o.cpu_cores = limits.cpu_cores;
+  return call_and_show(a, "workspace.create", workspace_options_to_json(o), [](const json& w) {
+    std::cout << w.value("workspace", "") << "\n";
+  });
+}
+
+int list(const ws_args& a) {
+  if (!a.rest.empty()) return usage_error("ls takes no arguments");
+  return call_and_show(a, "workspace.list", json::object(), [](const json& r) {
+    std::cout << std::left << std::setw(16) << "ID" << std::setw(24) << "NAME" << std::setw(9) << "RUNNING"
+              << std::setw(11) << "IDLE LEFT" << "ENDS\n";
+    for (auto& w : r.at("workspaces"))
+      std::cout << std::setw(16) << w.value("workspace", "") << std::setw(24) << w.value("name", "") << std::setw(9)
+                << w.value("running", 0) << std::setw(11)
+                << (w.value("running", 0) > 0 ? "(busy)" : seconds_text(w.value("idle_left", 0.0)))
+                << time_text(w.value("ends_at", std::int64_t{0})) << "\n";
+  });
+}
+
+int one_ref(const ws_args& a, const char* verb, std::string& ref) {
+  if (a.rest.size() != 1) return usage_error(std::string(verb) + " takes one workspace (its id or name)");
+  ref = a.rest[0];
+  return 0;
+}
+
+int inspect(const ws_args& a) {
+  std::string ref;
+  if (int bad = one_ref(a, "inspect", ref)) return bad;
+  return call_and_show(a, "workspace.inspect", json{{"workspace", ref}},
+                       [](const json& w) { std::cout << w.dump(2) << "\n"; });
+}
+
+int remove(const ws_args& a) {
+  json p = json::object();
+  std::vector<std::string> refs;
+  for (auto& s : a.rest) {
+    if (s == "--keep-files") p["keep_files"] = true;
+    else if (!s.empty() && s[0] == '-') return usage_error("unknown option " + s + " for rm");
+    else refs.push_back(s);
+  }
+  if (refs.size() != 1) return usage_error("rm takes one workspace (its id or name)");
+  p["workspace"] = refs[0];
+  return call_and_show(a, "workspace.end", p, [](const json& w) {
+    std::cout << "ended " << w.value("workspace", "") << (w.value("files_kept", false) ? " (files kept)" : "") << "\n";
+  });
+}
+
+int mark(const ws_args& a) {
+  if (a.rest.size() != 2) return usage_error("mark takes a workspace and a label");
+  return call_and_show(a, "workspace.mark", json{{"workspace", a.rest[0]}, {"label", a.rest[1]}},
+                       [](const json& r) { std::cout << r.value("mark", "") << "\n"; });
+}
+
+int changes(const ws_args& a) {
+  json p = json::object();
+  std::vector<std::string> refs;
+  for (std::size_t i = 0; i < a.rest.size(); ++i) {
+    if (a.rest[i] == "--since") {
+      auto v = flag_value(a.rest, i);
+      if (!v) return usage_error(v.error().message);
+      p["since"] = *v;
+    } else if (!a.rest[i].empty() && a.rest[i][0] == '-') {
+      return usage_error("unknown option " + a.rest[i] + " for changes");
+    } else {
+      refs.push_back(a.rest[i]);
+    }
+  }
+  if (refs.size() != 1) return usage_error("changes takes one workspace (its id or name)");
+  p["workspace"] = refs[0];
+  return call_and_show(a, "workspace.changes", p, [](const json& r) {
+    for (auto& c : r.at("changes")) std::cout << change_line(c) << "\n";
+    if (r.value("truncated", false)) std::cerr << "corral workspace: the list was cut short (too many changes)\n";
+  });
+}
+
+int files(const ws_args& a) {
+  json p = json::object();
+  std::vector<std::string> pos;
+  for (std::size_t i = 0; i < a.rest.size(); ++i) {
+    if (a.rest[i] == "--depth") {
+      auto v = flag_value(a.rest, i);
+      if (!v) return usage_error(v.error().message);
+      char* end = nullptr;
+      auto n = std::strtoul(v->c_str(), &end, 10);
+      if (v->empty() || *end != '\0' || n == 0 || n > 64) return usage_error("--depth takes 1 to 64, not '" + *v + "'");
+      p["depth"] = n;
+    } else if (!a.rest[i].empty() && a.rest[i][0] == '-') {
+      return usage_error("unknown option " + a.rest[i] + " for files");
+    } else {
+      pos.push_back(a.rest[i]);
+    }
+  }
+  if (pos.empty() || pos.size() > 2) return usage_error("files takes a workspace and, optionally, a path in it");
+  p["workspace"] = pos[0];
+  if (pos.size() == 2) p["path"] = pos[1];
+  return call_and_show(a, "workspace.files.list", p, [](const json& r) {
+    for (auto& e : r.at("entries")) {
+      char mode[8];
+      std::snprintf(mode, sizeof mode, "%04o", e.value("mode", 0u));
+      std::cout << std::left << std::setw(8) << e.value("type", "") << mode << " " << std::right << std::setw(12)
+                << e.value("size", std::uint64_t{0}) << "  " << e.value("path", "");
+      if (e.contains("symlink_target")) std::cout << " -> " << e.value("symlink_target", "");
+      std::cout << "\n";
+    }
+    if (r.value("truncated", false)) std::cerr << "corral workspace: the listing was cut short\n";
+  });
+}
+
+// "W:PATH" names a path in a workspace; anything else is local ("./a:b" stays local).
+bool split_remote(const std::string& s, std::string& ref, std::string& path) {
+  auto colon = s.find(':');
+  if (colon == std::string::npos || colon == 0 || s.find('/') < colon) return false;
+  ref = s.substr(0, colon);
+  path = s.substr(colon + 1);
+  if (path.empty()) path = ".";
+  return true;
+}
+
+expected<std::string> read_local(const std::string& from) {
+  int fd = from == "-" ? STDIN_FILENO : ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_failure(failure_kind::invalid_request, "cannot read " + from + ": " + std::strerror(errno));
+  std::string bytes;
+  char buf[65536];
+  for (;;) {
+    auto n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      auto err = errno;
+      if (fd != STDIN_FILENO) ::close(fd);
+      return make_failure(failure_kind::invalid_request, "reading " + from + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    bytes.append(buf, static_cast<std::size_t>(n));
+  }
+  if (fd != STDIN_FILENO) ::close(fd);
+  return bytes;
+}
+
+// In: the first piece replaces the file (written whole and renamed over: a reader never
+// sees half of it), the rest are appended.
+int copy_in(const ws_args& a, const std::string& from, const std::string& ref, const std::string& path) {
+  auto bytes = read_local(from);
+  if (!bytes) return refuse(bytes.error());
+  auto c = connect(a);
+  if (!c) return refuse(c.error());
+  std::uint64_t mode = 0644;
+  struct stat st{};
+  if (from != "-" && ::stat(from.c_str(), &st) == 0) mode = st.st_mode & 0777;
+  json last;
+  for (std::size_t at = 0; at == 0 || at < bytes->size(); at += kPiece) {
+    file_call call;
+    call.what = at == 0 ? file_call::op::write : file_call::op::append;
+    call.path = path;
+    call.mode = static_cast<std::uint32_t>(mode);
+    call.data = bytes->substr(at, kPiece);
+    auto r = c->call(at == 0 ? "workspace.files.write" : "workspace.files.append", file_call_to_json(ref, call));
+    if (!r) return refuse(r.error());
+    last = *r;
+    if (bytes->empty()) break;
+  }
+  if (a.json) std::cout << last.dump() << "\n";
+  return 0;
+}
+
+int copy_out(const ws_args& a, const std::string& ref, const std::string& path, const std::string& to) {
+  auto c = connect(a);
+  if (!c) return refuse(c.error());
+  int fd = to == "-" ? STDOUT_FILENO : ::open(to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return refuse(make_failure(failure_kind::invalid_request, "cannot write " + to + ": " + std::strerror(errno)));
+  std::uint64_t offset = 0;
+  int status = 0;
+  for (;;) {
+    auto r = c->call("workspace.files.read", json{{"workspace", ref}, {"path", path}, {"offset", offset}});
+    if (!r) {
+      status = refuse(r.error());
+      break;
+    }
+    auto bytes = data_bytes(*r);
+    if (!write_all(fd, bytes)) {
+      status = refuse(make_failure(failure_kind::internal, "writing " + to + ": " + std::strerror(errno)));
+      break;
+    }
+    offset += bytes.size();
+    if (r->value("eof", true) || bytes.empty()) break;
+  }
+  if (fd != STDOUT_FILENO) ::close(fd);
+  return status;
+}
+
+int copy(const ws_args& a) {
+  if (a.rest.size() != 2) return usage_error("cp takes a source and a destination, one of them W:PATH");
+  std::string ref, path;
+  bool from_remote = split_remote(a.rest[0], ref, path);
+  std::string ref2, path2;
+  bool to_remote = split_remote(a.rest[1], ref2, path2);
+  if (from_remote == to_remote)
+    return usage_error("cp copies between here and a workspace: exactly one side is W:PATH");
+  if (to_remote) return copy_in(a, a.rest[0], ref2, path2);
+  return copy_out(a, ref, path, a.rest[1]);
+}
+
+int exec(const ws_args& a) {
+  if (a.rest.empty() || a.rest[0] == "--") return usage_error("exec takes a workspace, then what `corral run` takes");
+  std::vector<std::string> run{"--workspace", a.rest[0], "--connect", a.socket};
+  if (a.json) run.push_back("--json");
+  run.insert(run.end(), a.rest.begin() + 1, a.rest.end());
+  return run_command(run);
+}
+
+} // namespace
+
+int workspace_command(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  auto verb = args[0];
+  auto a = split_common(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (verb == "create") return create(a);
+  if (verb == "ls" || verb == "list") return list(a);
+  if (verb == "inspect") return inspect(a);
+  if (verb == "exec") return exec(a);
+  if (verb == "cp") return copy(a);
+  if (verb == "files") return files(a);
+  if (verb == "mark") return mark(a);
+  if (verb == "changes") return changes(a);
+  if (verb == "rm" || verb == "end") return remove(a);
+  return usage_error("unknown verb '" + verb + "'");
+}
+
+} // namespace corral::cli
