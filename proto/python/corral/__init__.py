@@ -1,19 +1,21 @@
 """corral: a client for the corral daemon (proto/PROTOCOL.md), standard library only.
 
 `Client` (threads) and `AsyncClient` (asyncio) speak the same methods: exec with streamed
-output, stdio and terminal sessions, cancel, capabilities, describe, health.
+output, stdio and terminal sessions, cancel, capabilities, describe, health; the sync
+`Client` also workspaces (corral.workspace).
 """
 
 from .aio import AsyncClient, AsyncExecution, AsyncSession
 from .client import Client, Execution, Session
+from .workspace import Workspace
 from .protocol import (CONFIG_ERROR, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED,
-                       METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, SPAWN_FAILED, TIER_UNAVAILABLE, TIMEOUT,
+                       METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, SPAWN_FAILED, NOT_FOUND, TIER_UNAVAILABLE, TIMEOUT,
                        ConnectionLost, CorralError)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncClient", "AsyncExecution", "AsyncSession", "Client", "Execution", "Session", "CorralError",
+    "AsyncClient", "AsyncExecution", "AsyncSession", "Client", "Execution", "Session", "Workspace", "CorralError",
     "ConnectionLost", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
-    "REFUSED", "TIER_UNAVAILABLE", "LIMIT_EXCEEDED", "TIMEOUT", "CONFIG_ERROR", "SPAWN_FAILED",
+    "REFUSED", "TIER_UNAVAILABLE", "LIMIT_EXCEEDED", "TIMEOUT", "CONFIG_ERROR", "SPAWN_FAILED", "NOT_FOUND",
 ]

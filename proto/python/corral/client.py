@@ -24,12 +24,13 @@ import json
 import queue
 import socket
 import threading
-from typing import Any, Callable, Dict, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, CorralError, Json,  # noqa: F401
                        chunk_bytes, exec_params, lost_session_end, result_of, session_params,
                        write_params)
 from .protocol import *  # noqa: F401,F403  (the error codes, for `from corral.client import *`)
+from .workspace import Workspace
 
 BytesCallback = Optional[Callable[[bytes], None]]
 EventCallback = Optional[Callable[[Json], None]]
@@ -222,6 +223,21 @@ class Client:
         self._send("session.open", params, call)
         self._wait(call, timeout)
         return call.session
+
+    def create_workspace(self, name: Optional[str] = None, keep: bool = False, **options: Any) -> Workspace:
+        """Makes a workspace (see corral.workspace). Options narrow the daemon's settings:
+        idle_timeout, lifetime (seconds), memory_limit, pids_limit, cpu_cores, keep_files.
+        keep=True: leaving a `with` block does not end it."""
+        if name is not None:
+            options["name"] = name
+        return Workspace(self, self.call("workspace.create", options), keep=keep)
+
+    def workspace(self, ref: str) -> Workspace:
+        """One of this uid's workspaces, by id or name (kept when a `with` block ends)."""
+        return Workspace(self, self.call("workspace.inspect", {"workspace": ref}), keep=True)
+
+    def list_workspaces(self) -> List[Json]:
+        return self.call("workspace.list")["workspaces"]
 
     def cancel(self, call_id: int) -> Json:
         """Cancels this connection's call `call_id` (an exec)."""

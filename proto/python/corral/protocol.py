@@ -17,6 +17,7 @@ LIMIT_EXCEEDED = -32003
 TIMEOUT = -32004
 CONFIG_ERROR = -32005
 SPAWN_FAILED = -32006
+NOT_FOUND = -32012
 
 # Notifications addressed to a session (by its id) rather than to a call.
 SESSION_NOTIFICATIONS = ("session.output", "session.stderr", "session.ended", "session.refused",

@@ -57,6 +57,8 @@ class Daemon:
             argv += ["--config", path]
         env = dict(os.environ)
         env.pop("CORRAL_ALLOW_HOST", None)
+        # Its workspaces live in the temp dir (removed with it), not in /var/lib/corral.
+        env["CORRAL_WORKSPACES_DIR"] = os.path.join(self.dir, "workspaces")
         self.process = subprocess.Popen(argv, cwd=self.dir, env=env, stderr=subprocess.PIPE)
         if not wait_until(lambda: os.path.exists(self.sock)):
             self.process.kill()

@@ -1,0 +1,93 @@
+"""Workspaces through the sync Client against a real `corral serve` (landlock tier):
+files that outlive each exec, the files API in pieces, changes with hashes, another
+connection finding a workspace by name, and clear errors."""
+
+import hashlib
+import os
+import unittest
+
+from daemon_fixture import PROBLEM, Daemon  # noqa: E402
+
+from corral import NOT_FOUND, Client, CorralError  # noqa: E402
+from corral.workspace import PIECE  # noqa: E402
+
+
+@unittest.skipIf(PROBLEM, PROBLEM or "")
+class WorkspaceTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(prefix="corral-py-ws-")
+        cls.sock = cls.daemon.sock
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    def test_files_outlive_each_exec_and_changes_name_them(self):
+        with Client(self.sock) as c, c.create_workspace(name="py-persist") as ws:
+            r = ws.exec(["sh", "-c", "echo built > /work/out.txt && pwd"], timeout=30)
+            self.assertEqual((r["verdict"], r["exit_code"], r["stdout"]), ("exited", 0, "/work\n"), r)
+            self.assertEqual(r["workspace"], ws.id)
+            # A second exec, a fresh process, reads what the first left.
+            r = ws.exec(["cat", "/work/out.txt"], timeout=30)
+            self.assertEqual(r["stdout"], "built\n", r)
+            # In pieces: more than one call carries, with bytes that are not UTF-8.
+            big = os.urandom(PIECE + 4097)
+            entry = ws.write("blobs/big.bin", big, parents=True)
+            self.assertEqual(entry["size"], len(big))
+            self.assertEqual(entry["path"], "/work/blobs/big.bin")
+            self.assertEqual(ws.read("/work/blobs/big.bin"), big)
+            r = ws.exec(["sha256sum", "/work/blobs/big.bin"], timeout=30)
+            self.assertTrue(r["stdout"].startswith(hashlib.sha256(big).hexdigest()), r)
+            changes = {ch["path"]: ch for ch in ws.changes()}
+            self.assertEqual(changes["/work/out.txt"]["change"], "added")
+            self.assertEqual(changes["/work/blobs/big.bin"]["sha256"], hashlib.sha256(big).hexdigest())
+            ws.mark("after-big")
+            ws.remove("blobs", recursive=True)
+            since = [(ch["change"], ch["path"]) for ch in ws.changes(since="after-big")]
+            self.assertEqual(since, [("removed", "/work/blobs"), ("removed", "/work/blobs/big.bin")])
+            names = [e["name"] for e in ws.list()]
+            self.assertEqual(names, ["out.txt"])
+            # An exec asked for its changes carries them in its result.
+            r = ws.exec(["sh", "-c", "echo more >> out.txt; echo new > new.txt"], timeout=30, changes=True)
+            self.assertEqual([(ch["change"], ch["path"]) for ch in r["changes"]],
+                             [("added", "/work/new.txt"), ("modified", "/work/out.txt")], r)
+
+    def test_another_connection_finds_it_by_name_until_it_ends(self):
+        with Client(self.sock) as first:
+            kept = first.create_workspace(name="py-kept", keep=True)
+            kept.write("note", "left by the first connection\n")
+        with Client(self.sock) as second:
+            ws = second.workspace("py-kept")
+            self.assertEqual(ws.id, kept.id)
+            self.assertIn("py-kept", [w["name"] for w in second.list_workspaces()])
+            self.assertEqual(ws.exec(["cat", "note"], timeout=30)["stdout"], "left by the first connection\n")
+            ended = ws.end()
+            self.assertTrue(ended["ended"])
+            with self.assertRaises(CorralError) as e:
+                second.workspace("py-kept")
+            self.assertEqual(e.exception.code, NOT_FOUND)
+            with self.assertRaises(CorralError) as e:
+                second.exec(["true"], workspace=kept.id)
+            self.assertEqual(e.exception.code, NOT_FOUND)
+
+    def test_bad_requests_are_clear_errors_and_lose_nothing(self):
+        with Client(self.sock) as c, c.create_workspace() as ws:
+            ws.write("keep.txt", "still here\n")
+            with self.assertRaises(CorralError) as e:
+                c.call("workspace.files.read", {"workspace": ws.id, "path": "keep.txt", "offest": 1})
+            self.assertIn("offest", e.exception.message)
+            with self.assertRaises(CorralError) as e:
+                ws.read("../../etc/passwd")
+            self.assertIn("..", e.exception.message)
+            with self.assertRaises(CorralError) as e:
+                ws.read("missing.txt")
+            self.assertEqual(e.exception.code, NOT_FOUND)
+            with self.assertRaises(CorralError) as e:
+                c.create_workspace(name="Bad Name!")
+            self.assertIn("name", e.exception.message)
+            self.assertEqual(ws.read("keep.txt"), b"still here\n")
+
+
+if __name__ == "__main__":
+    unittest.main()
