@@ -2,6 +2,8 @@
 // from a raw JSON-RPC client, a workspace found again from another connection, and another
 // uid's workspace unreachable however it is named.
 #include <fcntl.h>
+#include <fstream>
+#include <map>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,6 +35,18 @@ json result_of(line_client& c, int id, const std::string& method, const json& pa
   INFO(method << " -> " << reply.dump());
   REQUIRE(reply.contains("result"));
   return reply["result"];
+}
+
+// The replies to calls sent together, by id, in whatever order they come.
+std::map<int, json> replies_to(line_client& c, int first, int count) {
+  std::map<int, json> got;
+  while (static_cast<int>(got.size()) < count) {
+    auto m = c.next();
+    if (m.is_null()) break;  // the socket's read bound: the test fails below, not hangs
+    if (m.contains("id") && m["id"].is_number_integer() && !m.contains("method")) got[m["id"].get<int>()] = m;
+  }
+  for (int k = first; k < first + count; ++k) got.try_emplace(k, nullptr);
+  return got;
 }
 
 int error_code(const json& reply) { return reply.contains("error") ? reply["error"].value("code", 0) : 0; }
@@ -213,4 +227,90 @@ TEST_CASE("another uid's workspace answers as one that does not exist, however i
   CHECK(still["data"] == "hunter2\n");
   CHECK(result_of(owner, 4, "workspace.list", json::object())["workspaces"].size() == 1);
   result_of(owner, 5, "workspace.end", {{"workspace", id}});
+}
+
+TEST_CASE("a daemon killed mid-exec comes back with the workspace and its files, and nothing of the exec left",
+          "[workspace][daemon]") {
+  daemon_process d;
+  std::string id;
+  std::string execution;
+  {
+    line_client c(d.socket);
+    id = result_of(c, 1, "workspace.create", {{"name", "survivor"}})["workspace"];
+    result_of(c, 2, "workspace.files.write", {{"workspace", id}, {"path", "kept.txt"}, {"data", "before the crash\n"}});
+    c.call(3, "exec", {{"argv", {"sh", "-c", "echo partial > /work/partial.txt; exec sleep 30.6161"}}, {"workspace", id}});
+    for (auto m = c.next(); !m.is_null(); m = c.next())
+      if (m.value("method", "") == "exec.started") {
+        execution = m["params"]["execution_id"];
+        break;
+      }
+    REQUIRE_FALSE(execution.empty());
+    REQUIRE(eventually([] { return !with_arg("30.6161").empty(); }));
+    d.stop(SIGKILL);
+  }
+  d.start();  // the same state dir: the start sweeps what the killed daemon left
+  CHECK(eventually([] { return with_arg("30.6161").empty(); }));
+  CHECK(cgroups_of(execution).empty());
+  line_client c(d.socket);
+  auto back = result_of(c, 1, "workspace.inspect", {{"workspace", "survivor"}});
+  CHECK(back["workspace"] == id);
+  CHECK(back["running"] == 0);  // the killed exec does not count as running
+  CHECK(result_of(c, 2, "workspace.files.read", {{"workspace", id}, {"path", "kept.txt"}})["data"] == "before the crash\n");
+  CHECK(result_of(c, 3, "workspace.files.read", {{"workspace", id}, {"path", "partial.txt"}})["data"] == "partial\n");
+  // Usable at once: a new exec runs in it, and it can be ended (nothing holds it).
+  CHECK(result_of(c, 4, "exec", {{"argv", {"cat", "kept.txt"}}, {"workspace", id}})["stdout"] == "before the crash\n");
+  CHECK(result_of(c, 5, "workspace.end", {{"workspace", id}})["ended"] == true);
+}
+
+TEST_CASE("twenty workspaces at once each keep their own files within their own limits", "[workspace][daemon]") {
+  constexpr int kCount = 20;
+  temp_dir config_dir{"corral-ws-twenty-"};
+  {
+    std::ofstream f(config_dir / "corral.toml");
+    f << "[sandbox]\ntier = \"landlock\"\n[sandbox.workspaces]\nmax_per_owner = " << kCount << "\nmax_total = " << kCount
+      << "\n";
+  }
+  daemon_process d({"--config", config_dir / "corral.toml"});
+  line_client c(d.socket);
+  std::vector<std::string> ids;
+  for (int k = 0; k < kCount; ++k)
+    ids.push_back(result_of(c, k + 1, "workspace.create",
+                            {{"name", "ws" + std::to_string(k)}, {"memory_limit", 64 << 20}, {"pids_limit", 32}})["workspace"]);
+  // Past the cap: refused, saying which setting holds it.
+  auto over = ask(c, 100, "workspace.create", json::object());
+  CHECK(error_code(over) == rpc::kLimitExceeded);
+  CHECK(over["error"]["message"].get<std::string>().find("max_per_owner") != std::string::npos);
+
+  // All at once: each writes its own name and sees only its own files.
+  for (int k = 0; k < kCount; ++k)
+    c.call(200 + k, "exec",
+           {{"argv", {"sh", "-c", "echo ws" + std::to_string(k) + " > /work/me && cat /work/me && ls /work | wc -l"}},
+            {"workspace", ids[k]},
+            {"stream", false}});
+  auto first = replies_to(c, 200, kCount);
+  for (int k = 0; k < kCount; ++k) {
+    auto& r = first[200 + k];
+    INFO(r.dump());
+    REQUIRE(r.contains("result"));
+    CHECK(r["result"]["exit_code"] == 0);
+    CHECK(r["result"]["stdout"] == "ws" + std::to_string(k) + "\n1\n");  // its own file, and only it
+    CHECK(r["result"]["workspace"] == ids[k]);
+    CHECK(r["result"]["usage"]["peak_memory_bytes"].get<std::uint64_t>() <= (64u << 20));
+  }
+  // Each workspace's memory ceiling holds for what runs in it: 200 MiB asked, killed at 64.
+  for (int k = 0; k < kCount; ++k)
+    c.call(600 + k, "exec",
+           {{"argv", {"python3", "-c", "b = bytearray(200 << 20); print('allocated')"}}, {"workspace", ids[k]}, {"stream", false}});
+  auto second = replies_to(c, 600, kCount);
+  for (int k = 0; k < kCount; ++k) {
+    auto& r = second[600 + k];
+    INFO(r.dump());
+    REQUIRE(r.contains("result"));
+    CHECK(r["result"]["verdict"] == "out_of_memory");
+    CHECK(r["result"]["stdout"] == "");
+  }
+  auto wider = ask(c, 300, "exec", {{"argv", {"true"}}, {"workspace", ids[0]}, {"memory_limit", 128 << 20}});
+  CHECK(error_code(wider) == rpc::kRefused);
+  for (int k = 0; k < kCount; ++k) result_of(c, 400 + k, "workspace.end", {{"workspace", ids[k]}});
+  CHECK(result_of(c, 500, "workspace.list", json::object())["workspaces"].empty());
 }
