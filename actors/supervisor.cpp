@@ -67,22 +67,13 @@ expected<planning_context> admit(self_ptr self, const std::string& tier) {
   return planning_context{&prof, *chosen, st.config.scratch_parent, st.config.caller_path};
 }
 
-// One path for both session kinds: admitted, numbered, planned and spawned by its kind
-// (open_session in actors/sessions/), then monitored until it ends. `tag` sets the kinds'
-// ids apart ("-s", "-t"); `owner` is the stdio session's only.
-template <class Request, class... Owner>
-session_opened open(self_ptr self, const Request& request, const char* tag, Owner&&... owner) {
-  auto& st = self->state;
-  auto ctx = admit(self, request.tier);
-  if (!ctx) return {false, ctx.error(), {}, 0};
-  auto number = st.next_session++;
-  session_opening at{st.instance + tag + std::to_string(number), number, std::move(*ctx),
-                     session_env{st.config.io, st.config.helper_path, st.config.make_lease}};
-  auto session = open_session(self->system(), request, std::move(at), std::forward<Owner>(owner)...);
-  if (!session) return {false, session.error(), {}, 0};
-  self->monitor(*session);
-  st.sessions.insert(*session);
-  return {true, {}, *session, number};
+// Why nothing can run in a workspace here, if it cannot.
+std::optional<failure> workspace_refusal(self_ptr self, const planning_context& ctx) {
+  if (!self->state.config.workspaces) return make_failure(failure_kind::refused, "this runtime keeps no workspaces");
+  if (ctx.boundary->name() != "landlock")
+    return make_failure(failure_kind::refused, "workspaces run on the landlock tier only, not " + ctx.boundary->name() +
+                                                   " (name no tier, or --tier landlock)");
+  return std::nullopt;
 }
 
 // The registry may lend the workspace again: its execution ended, or never started.
@@ -90,13 +81,59 @@ void return_workspace(self_ptr self, const std::string& workspace) {
   self->send(self->state.config.workspaces, ws_return_atom::value, workspace);
 }
 
-// A running execution in a workspace has ended (or died); once, whichever hears it first.
+// An execution or session in a workspace has ended (or died); once, whichever hears it first.
 void give_back(self_ptr self, const caf::actor_addr& exec) {
   auto& st = self->state;
   auto lent = st.borrowed.find(exec);
   if (lent == st.borrowed.end()) return;
   return_workspace(self, lent->second);
   st.borrowed.erase(lent);
+}
+
+// One path for both session kinds: numbered, planned and spawned by its kind (open_session
+// in actors/sessions/), then monitored until it ends. `tag` sets the kinds' ids apart ("-s",
+// "-t"); `owner` is the stdio session's only. In a workspace, `lent` is its borrow, given
+// back when the session ends (or now, if it does not open).
+template <class Request, class... Owner>
+session_opened open_admitted(self_ptr self, const Request& request, planning_context ctx, const char* tag,
+                             const workspace_borrowed* lent, Owner... owner) {
+  auto& st = self->state;
+  auto number = st.next_session++;
+  ctx.workspace = lent;
+  session_opening at{st.instance + tag + std::to_string(number), number, std::move(ctx),
+                     session_env{st.config.io, st.config.helper_path, st.config.make_lease}};
+  auto session = open_session(self->system(), request, std::move(at), std::move(owner)...);
+  if (!session) {
+    if (lent) return_workspace(self, lent->id);
+    return {false, session.error(), {}, 0};
+  }
+  self->monitor(*session);
+  st.sessions.insert(*session);
+  if (lent) st.borrowed[session->address()] = lent->id;
+  return {true, {}, *session, number};
+}
+
+template <class Request, class... Owner>
+caf::result<session_opened> open(self_ptr self, const Request& request, const char* tag, Owner... owner) {
+  auto& st = self->state;
+  auto ctx = admit(self, request.tier);
+  if (!ctx) return session_opened{false, ctx.error(), {}, 0};
+  if (request.workspace.empty()) return open_admitted(self, request, std::move(*ctx), tag, nullptr, std::move(owner)...);
+  auto refused = workspace_refusal(self, *ctx);
+  if (refused) return session_opened{false, *refused, {}, 0};
+  auto reply = self->make_response_promise<session_opened>();
+  self->request(st.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, request.workspace, request.principal)
+      .then(
+          [=](workspace_borrowed& lent) mutable {
+            if (!lent.ok) reply.deliver(session_opened{false, lent.error, {}, 0});
+            else reply.deliver(open_admitted(self, request, *ctx, tag, &lent, owner...));
+          },
+          [=](caf::error& e) mutable {
+            reply.deliver(session_opened{
+                false, make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e)),
+                {}, 0});
+          });
+  return reply;
 }
 
 // exec_request::changes: what changed in the workspace while it ran, into its result; the
@@ -189,11 +226,7 @@ void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
                       caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
   auto refuse = [reply](failure f) mutable { reply.deliver(exec_outcome{false, std::move(f), {}}); };
-  if (!st.config.workspaces)
-    return refuse(make_failure(failure_kind::refused, "this runtime keeps no workspaces"));
-  if (ctx.boundary->name() != "landlock")
-    return refuse(make_failure(failure_kind::refused, "workspaces run on the landlock tier only, not " +
-                                                          ctx.boundary->name() + " (name no tier, or --tier landlock)"));
+  if (auto refused = workspace_refusal(self, ctx)) return refuse(*refused);
   self->request(st.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, request.workspace, request.principal)
       .then(
           [=](workspace_borrowed& lent) mutable {
@@ -291,6 +324,7 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
       auto sit = std::find_if(st.sessions.begin(), st.sessions.end(),
                               [&](const caf::actor& a) { return a.address() == down.source; });
       if (sit != st.sessions.end()) st.sessions.erase(sit);
+      give_back(self, down.source);  // a session in a workspace
       return answer_stop_if_idle(self);
     }
     st.running.erase(it);
@@ -312,10 +346,10 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         borrow_workspace(self, std::move(request), std::move(*ctx), reply);
         return reply;
       },
-      [=](session_atom, session_request& request, caf::actor& owner) -> session_opened {
+      [=](session_atom, session_request& request, caf::actor& owner) -> caf::result<session_opened> {
         return open(self, request, "-s", std::move(owner));
       },
-      [=](terminal_atom, terminal_request& request) -> session_opened { return open(self, request, "-t"); },
+      [=](terminal_atom, terminal_request& request) -> caf::result<session_opened> { return open(self, request, "-t"); },
       [=](warm_atom, std::size_t ready) { self->state.warm_ready = ready; },
       [=](stats_atom) {
         auto& st = self->state;

@@ -431,6 +431,9 @@ TEST_CASE("corral workspace without a daemon, and run --workspace without --conn
   auto local = run_cli({"run", "--workspace", "w", "--", "true"});
   CHECK(local.exit_status == 125);
   CHECK(local.err.find("--workspace needs --connect") != std::string::npos);
+  auto shell = run_cli({"shell", "--workspace", "w", "--", "true"});
+  CHECK(shell.exit_status == 125);
+  CHECK(shell.err.find("--workspace needs --connect") != std::string::npos);
   auto verb = run_cli({"workspace", "frobnicate"});
   CHECK(verb.exit_status == 125);
   CHECK(verb.err.find("unknown verb 'frobnicate'") != std::string::npos);

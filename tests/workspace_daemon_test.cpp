@@ -314,3 +314,42 @@ TEST_CASE("twenty workspaces at once each keep their own files within their own 
   for (int k = 0; k < kCount; ++k) result_of(c, 400 + k, "workspace.end", {{"workspace", ids[k]}});
   CHECK(result_of(c, 500, "workspace.list", json::object())["workspaces"].empty());
 }
+
+TEST_CASE("a stdio session in a workspace works on its files, and holds the workspace until it ends", "[workspace][daemon]") {
+  daemon_process d;
+  line_client c(d.socket);
+  std::string id = result_of(c, 1, "workspace.create", {{"name", "served"}})["workspace"];
+  result_of(c, 2, "workspace.files.write", {{"workspace", id}, {"path", "note"}, {"data", "from the files api\n"}});
+  // A line names a file: the session answers with its content and notes the name.
+  auto opened = result_of(c, 3, "session.open",
+                          {{"kind", "stdio"},
+                           {"argv", {"sh", "-c", "while read f; do cat \"$f\"; echo \"$f\" >> asked; done"}},
+                           {"workspace", "served"}});
+  std::string session = opened["session"];
+  std::vector<json> notes;
+  c.call(4, "session.write", {{"session", session}, {"data", "note"}});
+  CHECK(c.reply(4, &notes)["result"]["written"] == true);
+  std::string answer;
+  for (auto& n : notes)
+    if (n.value("method", "") == "session.output") answer = n["params"]["data"];
+  while (answer.empty()) {
+    auto m = c.next();
+    REQUIRE(!m.is_null());
+    if (m.value("method", "") == "session.output") answer = m["params"]["data"];
+  }
+  CHECK(answer == "from the files api");
+  // Held while the session runs: it cannot be ended under it.
+  auto busy = ask(c, 5, "workspace.end", {{"workspace", id}});
+  CHECK(error_code(busy) == rpc::kRefused);
+  CHECK(result_of(c, 6, "workspace.inspect", {{"workspace", id}})["running"] == 1);
+  c.call(7, "session.close", {{"session", session}});
+  for (auto m = c.next(); !m.is_null(); m = c.next())
+    if (m.value("method", "") == "session.ended") break;
+  CHECK(result_of(c, 8, "workspace.files.read", {{"workspace", id}, {"path", "asked"}})["data"] == "note\n");
+  // Given back once the session is gone (the supervisor hears of it after the client may).
+  int next_id = 9;
+  CHECK(eventually([&] { return result_of(c, next_id++, "workspace.inspect", {{"workspace", id}})["running"] == 0; }));
+  CHECK(result_of(c, 100, "workspace.end", {{"workspace", id}})["ended"] == true);
+  // Another uid's or a missing workspace: the session is not opened.
+  CHECK(error_code(ask(c, 101, "session.open", {{"kind", "terminal"}, {"workspace", id}})) == rpc::kNotFound);
+}

@@ -73,6 +73,10 @@ struct session_request {
   std::optional<double> cpu_cores;
   // Narrows the profile's network allow-list (allowlist mode only; config/tighten_network.hpp).
   std::optional<std::vector<std::string>> network_allow;
+  // Run in this workspace (id or name): its files are the child's /work (as exec's, see
+  // exec_request::workspace); `principal` must be its owner's.
+  std::string workspace;
+  std::string principal = "lib";
 };
 
 // A pty child. It outlives the call that opened it; it ends when the child exits, on
@@ -92,6 +96,10 @@ struct terminal_request {
   std::optional<double> cpu_cores;
   // Narrows the profile's network allow-list (allowlist mode only; config/tighten_network.hpp).
   std::optional<std::vector<std::string>> network_allow;
+  // Run in this workspace (id or name): its files are the child's /work (as exec's, see
+  // exec_request::workspace); `principal` must be its owner's.
+  std::string workspace;
+  std::string principal = "lib";
 };
 
 // The runtime's answer to opening a session: its actor, or why there is none.

@@ -39,6 +39,7 @@ expected<execution_plan> plan_session_child(const Request& request, std::vector<
   r.pids_limit = request.pids_limit;
   r.cpu_cores = request.cpu_cores;
   r.network_allow = request.network_allow;
+  r.workspace = request.workspace;
   return plan_execution(r, at.id, at.ctx);
 }
 

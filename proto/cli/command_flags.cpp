@@ -11,7 +11,7 @@ bool asks_for_help(const std::vector<std::string>& args) {
 }
 
 bool is_command_value_flag(const std::string& flag) {
-  return flag == "--tier" || flag == "--config" || flag == "--connect" || flag == "--allow-net";
+  return flag == "--tier" || flag == "--config" || flag == "--connect" || flag == "--allow-net" || flag == "--workspace";
 }
 
 expected<bool> take_command_flag(const std::vector<std::string>& args, std::size_t& i, command_flags& f) {
@@ -26,6 +26,7 @@ expected<bool> take_command_flag(const std::vector<std::string>& args, std::size
   if (a == "--tier") f.tier = v;
   else if (a == "--config") f.config_path = v;
   else if (a == "--connect") f.connect_socket = v;
+  else if (a == "--workspace") f.workspace = v;
   else {
     auto entries = parse_allow_net(v);
     if (!entries) return entries.error();

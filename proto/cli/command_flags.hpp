@@ -1,4 +1,4 @@
-// The flags `run`, `mcp` and `shell` share: --tier, --config, --connect, --allow-net,
+// The flags `run`, `mcp` and `shell` share: --tier, --config, --connect, --workspace, --allow-net,
 // --allow-host, -v, the limit flags (limit_flags.hpp) and the grant flags (grant_flags.hpp).
 // Read once here; each command reads its own flags around them.
 #pragma once
@@ -19,6 +19,7 @@ struct command_flags {
   std::string tier;  // empty: the profile's
   std::string config_path;
   std::string connect_socket;  // through this daemon instead of in-process
+  std::string workspace;       // in the daemon's workspace (needs connect_socket)
   boundary_grants grants;
   limit_flags limits;
   std::vector<std::string> allow_net;  // --allow-net entries (allow_net.hpp)
@@ -34,7 +35,7 @@ expected<bool> take_command_flag(const std::vector<std::string>& args, std::size
 // --help or -h before "--" (after it they are the program's).
 bool asks_for_help(const std::vector<std::string>& args);
 
-// --tier, --config, --connect and --allow-net: the shared flags with a value of their own.
+// --tier, --config, --connect, --allow-net and --workspace: the shared flags with a value of their own.
 bool is_command_value_flag(const std::string& flag);
 
 // With --connect the daemon's profile and opt-ins apply: --config, --allow-host and the
@@ -46,6 +47,7 @@ status carry_to_daemon(const command_flags& f, Request& request) {
   if (auto s = connect_excludes_grants(f.grants); !s) return s;
   request.env.insert(f.grants.env.begin(), f.grants.env.end());  // a request may set variables
   request.network_allow = allow_net_request(f.allow_net);         // narrows the daemon's list
+  request.workspace = f.workspace;
   return ok();
 }
 

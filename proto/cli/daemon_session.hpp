@@ -35,7 +35,7 @@ struct daemon_session {
 const nlohmann::json* session_notification(const nlohmann::json& m, const std::string& id, std::string& method);
 
 // The session.open params every kind takes from its request: argv, env, tier,
-// network_allow and the limits (the CLI refuses its limit flags with --connect; a request
+// network_allow, workspace and the limits (the CLI refuses its limit flags with --connect; a request
 // built otherwise may carry them). Each may only narrow the daemon's profile, so none may
 // be dropped on the way (mcp once left --env out).
 template <class Request>
@@ -48,6 +48,7 @@ nlohmann::json session_open_params(const char* kind, const Request& r) {
   if (r.memory_limit_bytes) p["memory"] = *r.memory_limit_bytes;
   if (r.pids_limit) p["pids"] = *r.pids_limit;
   if (r.cpu_cores) p["cpu"] = *r.cpu_cores;
+  if (!r.workspace.empty()) p["workspace"] = r.workspace;
   return p;
 }
 

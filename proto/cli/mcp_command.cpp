@@ -44,6 +44,7 @@ options:
   --allow-host        permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --max-message SIZE  bytes per message, each way (default 4194304)
   --idle S            end the server after S seconds without a message either way
+  --workspace W       with --connect: in the daemon's workspace W (its files at /work)
   --connect SOCKET    run the server in a `corral serve` daemon's stdio session (its
                       profile and opt-ins apply; the limit flags are refused there)
   -v                  debug logging on stderr

@@ -94,7 +94,6 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       if (!text) return text.error();
       o.request.code = *text;
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
-    else if (a == "--workspace" && (v = value(a))) o.request.workspace = *v;
     else if (a == "--changes") o.request.changes = true;
     else if (a == "--nodes" && (v = value(a))) {
       std::size_t start = 0;
@@ -130,9 +129,9 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   o.request.tier = f.tier;
   apply_limit_flags(f.limits, o.request);
   if (f.limits.timeout) o.request.timeout = f.limits.timeout;
-  if (o.request.changes && o.request.workspace.empty())
+  if (o.request.changes && f.workspace.empty())
     return make_failure(failure_kind::invalid_request, "--changes lists what a run changed in its workspace: it needs --workspace");
-  if (!o.request.workspace.empty() && f.connect_socket.empty())
+  if (!f.workspace.empty() && f.connect_socket.empty())
     return make_failure(failure_kind::invalid_request,
                         "--workspace needs --connect: workspaces live in the daemon (start `corral serve`)");
   if (!o.nodes.empty() && !f.connect_socket.empty())

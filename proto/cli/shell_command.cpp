@@ -42,6 +42,7 @@ options:
   --allow-net LIST network allow-list for this shell, e.g. pypi.org (allowlist mode)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
+  --workspace W     with --connect: in the daemon's workspace W (its files at /work)
   --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
                   opt-ins apply; 125 when the daemon goes away; no limit flags)
   -v              debug logging on stderr

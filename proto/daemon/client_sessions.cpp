@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "proto/daemon/workspace_methods.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
 #include "proto/jsonrpc/param_values.hpp"
 #include "proto/jsonrpc/result_json.hpp"
@@ -198,12 +199,14 @@ void session_open(connection_self self, const rpc::request& r) {
   if (k == "stdio") {
     auto req = stdio_params_from_json(r.params);
     if (!req) return write_line(self, rpc::error_line(rpc::error_from(req.error(), r.id)));
+    req->principal = connection_principal(self);
     ++st.opening;
     self->request(st.info->supervisor, std::chrono::seconds(30), session_atom::value, std::move(*req), caf::actor{self})
         .then([=](session_opened& o) { session_open_done(self, id, false, o); }, failed);
   } else if (k == "terminal") {
     auto req = terminal_params_from_json(r.params);
     if (!req) return write_line(self, rpc::error_line(rpc::error_from(req.error(), r.id)));
+    req->principal = connection_principal(self);
     ++st.opening;
     self->request(st.info->supervisor, std::chrono::seconds(30), terminal_atom::value, std::move(*req))
         .then([=](session_opened& o) { session_open_done(self, id, true, o); }, failed);

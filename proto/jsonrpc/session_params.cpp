@@ -22,7 +22,11 @@ expected<bool> common_param(Request& r, const std::string& key, const json& v) {
   else if (key == "cpu" || key == "cpu_cores") read = read_into(positive_number_param(v, key), r.cpu_cores);
   // Narrows the daemon profile's allow-list, as exec's does (config/tighten_network.hpp).
   else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
-  else return false;
+  // Runs in the caller's workspace, its files at /work (exec's `workspace`).
+  else if (key == "workspace") {
+    read = read_into(string_param(v, key), r.workspace);
+    if (read && r.workspace.empty()) read = bad_param(key, "a workspace's id or name, not empty");
+  } else return false;
   if (!read) return read.error();
   return true;
 }
