@@ -1,13 +1,13 @@
 """corral: a client for the corral daemon (proto/PROTOCOL.md), standard library only.
 
 `Client` (threads) and `AsyncClient` (asyncio) speak the same methods: exec with streamed
-output, stdio and terminal sessions, cancel, capabilities, describe, health; the sync
-`Client` also workspaces (corral.workspace).
+output, stdio and terminal sessions, cancel, capabilities, describe, health, and workspaces
+(corral.workspace: Workspace, AsyncWorkspace).
 """
 
 from .aio import AsyncClient, AsyncExecution, AsyncSession
 from .client import Client, Execution, Session
-from .workspace import Workspace
+from .workspace import AsyncWorkspace, Workspace
 from .protocol import (CONFIG_ERROR, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED,
                        METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, SPAWN_FAILED, NOT_FOUND, TIER_UNAVAILABLE, TIMEOUT,
                        ConnectionLost, CorralError)
@@ -15,7 +15,7 @@ from .protocol import (CONFIG_ERROR, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQ
 __version__ = "0.1.0"
 
 __all__ = [
-    "AsyncClient", "AsyncExecution", "AsyncSession", "Client", "Execution", "Session", "Workspace", "CorralError",
+    "AsyncClient", "AsyncExecution", "AsyncSession", "Client", "Execution", "Session", "Workspace", "AsyncWorkspace", "CorralError",
     "ConnectionLost", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
     "REFUSED", "TIER_UNAVAILABLE", "LIMIT_EXCEEDED", "TIMEOUT", "CONFIG_ERROR", "SPAWN_FAILED", "NOT_FOUND",
 ]

@@ -24,10 +24,11 @@ import asyncio
 import inspect
 import itertools
 import json
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, Json, chunk_bytes, exec_params,
                        lost_session_end, result_of, session_params, write_params)
+from .workspace import AsyncWorkspace
 
 Callback = Optional[Callable[[Any], Union[None, Awaitable[None]]]]
 
@@ -228,6 +229,18 @@ class AsyncClient:
         await self._send("session.open", session_params(argv, kind, on_stderr is not None, params), call)
         result_of(await asyncio.wait_for(asyncio.shield(call.reply), timeout))
         return call.session
+
+    async def create_workspace(self, name: Optional[str] = None, keep: bool = False, **options: Any) -> AsyncWorkspace:
+        """Client.create_workspace, awaited (see corral.workspace)."""
+        if name is not None:
+            options["name"] = name
+        return AsyncWorkspace(self, await self.call("workspace.create", options), keep=keep)
+
+    async def workspace(self, ref: str) -> AsyncWorkspace:
+        return AsyncWorkspace(self, await self.call("workspace.inspect", {"workspace": ref}), keep=True)
+
+    async def list_workspaces(self) -> List[Json]:
+        return (await self.call("workspace.list"))["workspaces"]
 
     async def cancel(self, call_id: int) -> Json:
         return await self.call("cancel", {"id": call_id})

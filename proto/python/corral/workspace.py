@@ -15,7 +15,7 @@ finds it again from another connection.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .protocol import Json, chunk_bytes, put_bytes
 
@@ -24,6 +24,25 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # The most one call carries of a file; bigger files move in pieces.
 PIECE = 4 << 20
+
+
+def write_calls(path: str, data: Union[str, bytes], mode: int, parents: bool) -> Iterator[Tuple[str, Json]]:
+    """The calls that put `data` at `path`: one write (renamed into place whole), then an
+    append per further piece. Shared by Workspace and AsyncWorkspace."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    first: Json = {"path": path, "mode": mode, "parents": parents}
+    put_bytes(first, "data", raw[:PIECE])
+    yield "workspace.files.write", first
+    for at in range(PIECE, len(raw), PIECE):
+        more: Json = {"path": path}
+        put_bytes(more, "data", raw[at:at + PIECE])
+        yield "workspace.files.append", more
+
+
+def read_piece(reply: Json) -> Tuple[bytes, bool]:
+    """One workspace.files.read answer: its bytes, and whether the file ends there."""
+    piece = chunk_bytes(reply)
+    return piece, bool(reply.get("eof", True)) or not piece
 
 
 class Workspace:
@@ -54,23 +73,17 @@ class Workspace:
         """The whole file (relative to /work, or under /work)."""
         out = bytearray()
         while True:
-            r = self._call("workspace.files.read", path=path, offset=len(out))
-            piece = chunk_bytes(r)
+            piece, last = read_piece(self._call("workspace.files.read", path=path, offset=len(out)))
             out += piece
-            if r.get("eof", True) or not piece:
+            if last:
                 return bytes(out)
 
     def write(self, path: str, data: Union[str, bytes], mode: int = 0o644, parents: bool = False) -> Json:
         """Replaces the file with `data` (the first piece is renamed into place whole; a
         bigger file's later pieces are appended). Returns its entry."""
-        raw = data.encode("utf-8") if isinstance(data, str) else data
-        params: Json = {"path": path, "mode": mode, "parents": parents}
-        put_bytes(params, "data", raw[:PIECE])
-        entry = self._call("workspace.files.write", **params)
-        for at in range(PIECE, len(raw), PIECE):
-            more: Json = {"path": path}
-            put_bytes(more, "data", raw[at:at + PIECE])
-            entry = self._call("workspace.files.append", **more)
+        entry: Json = {}
+        for method, params in write_calls(path, data, mode, parents):
+            entry = self._call(method, **params)
         return entry
 
     def list(self, path: str = ".", depth: int = 1) -> List[Json]:
@@ -106,3 +119,69 @@ class Workspace:
     def end(self, keep_files: bool = False) -> Json:
         """Ends it (refused while an exec runs in it); its files go unless keep_files."""
         return self._call("workspace.end", keep_files=keep_files)
+
+
+class AsyncWorkspace:
+    """Workspace for AsyncClient: the same methods, awaited (async with ends it unless kept)."""
+
+    def __init__(self, client: Any, info: Json, keep: bool = False) -> None:
+        self._client = client
+        self.info = info
+        self.id: str = info["workspace"]
+        self.name: str = info.get("name", "")
+        self.keep = keep
+
+    async def __aenter__(self) -> "AsyncWorkspace":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if not self.keep:
+            await self.end()
+
+    async def _call(self, method: str, **params: Any) -> Any:
+        return await self._client.call(method, dict(params, workspace=self.id))
+
+    async def exec(self, argv: Optional[Sequence[str]] = None, **kwargs: Any) -> Json:
+        return await self._client.exec(argv, workspace=self.id, **kwargs)
+
+    async def read(self, path: str) -> bytes:
+        out = bytearray()
+        while True:
+            piece, last = read_piece(await self._call("workspace.files.read", path=path, offset=len(out)))
+            out += piece
+            if last:
+                return bytes(out)
+
+    async def write(self, path: str, data: Union[str, bytes], mode: int = 0o644, parents: bool = False) -> Json:
+        entry: Json = {}
+        for method, params in write_calls(path, data, mode, parents):
+            entry = await self._call(method, **params)
+        return entry
+
+    async def list(self, path: str = ".", depth: int = 1) -> List[Json]:
+        return (await self._call("workspace.files.list", path=path, depth=depth))["entries"]
+
+    async def stat(self, path: str) -> Json:
+        return await self._call("workspace.files.stat", path=path)
+
+    async def mkdir(self, path: str, parents: bool = False, mode: int = 0o755) -> Json:
+        return await self._call("workspace.files.mkdir", path=path, parents=parents, mode=mode)
+
+    async def remove(self, path: str, recursive: bool = False) -> None:
+        await self._call("workspace.files.remove", path=path, recursive=recursive)
+
+    async def move(self, source: str, target: str) -> Json:
+        return await self._call("workspace.files.move", **{"from": source, "to": target})
+
+    async def mark(self, label: str) -> str:
+        return (await self._call("workspace.mark", label=label))["mark"]
+
+    async def changes(self, since: str = "creation") -> List[Json]:
+        return (await self._call("workspace.changes", since=since))["changes"]
+
+    async def inspect(self) -> Json:
+        self.info = await self._call("workspace.inspect")
+        return self.info
+
+    async def end(self, keep_files: bool = False) -> Json:
+        return await self._call("workspace.end", keep_files=keep_files)

@@ -91,3 +91,31 @@ class WorkspaceTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+@unittest.skipIf(PROBLEM, PROBLEM or "")
+class AsyncWorkspaceTest(unittest.IsolatedAsyncioTestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = Daemon(prefix="corral-py-ws-aio-")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.stop()
+
+    async def test_the_async_client_has_the_same_workspace(self):
+        from corral import AsyncClient
+        c = await AsyncClient.connect(self.daemon.sock)
+        self.addAsyncCleanup(c.close)
+        async with await c.create_workspace(name="py-async") as ws:
+            big = os.urandom(PIECE + 10)
+            await ws.write("big.bin", big)
+            r = await ws.exec(["sh", "-c", "wc -c < big.bin"], timeout=30, changes=True)
+            self.assertEqual(r["stdout"].strip(), str(len(big)), r)
+            self.assertEqual(r["changes"], [])  # it only read
+            self.assertEqual(await ws.read("big.bin"), big)
+            self.assertEqual([w["name"] for w in await c.list_workspaces()], ["py-async"])
+            self.assertEqual([(ch["change"], ch["path"]) for ch in await ws.changes()], [("added", "/work/big.bin")])
+        with self.assertRaises(CorralError) as e:
+            await c.workspace("py-async")
+        self.assertEqual(e.exception.code, NOT_FOUND)
