@@ -105,6 +105,8 @@ struct daemon_process {
     if (pid == 0) {
       ::chdir(dir.path().c_str());
       ::unsetenv("CORRAL_ALLOW_HOST");
+      // Its workspaces in its own dir, removed with it; a restart (start() again) adopts them.
+      ::setenv("CORRAL_WORKSPACES_DIR", (dir / "workspaces").c_str(), 1);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);

@@ -36,6 +36,8 @@ struct served_daemon {
     REQUIRE(pid >= 0);
     if (pid == 0) {
       if (::chdir(dir.path().c_str()) < 0) ::_exit(127);
+      // Its workspaces in its own dir, removed with it.
+      ::setenv("CORRAL_WORKSPACES_DIR", (dir / "workspaces").c_str(), 1);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);

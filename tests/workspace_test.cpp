@@ -31,6 +31,17 @@ exec_request in_workspace(const std::string& workspace, const std::string& code)
   return r;
 }
 
+// A landlock runtime with one fresh workspace (after REQUIRE_LANDLOCK).
+struct one_workspace {
+  test_runtime t{landlock_profile(), false};
+  std::string id;
+  one_workspace() {
+    auto w = t.rt->create_workspace({});
+    REQUIRE(w);
+    id = w->record.id;
+  }
+};
+
 std::string files_of(const test_runtime& t, const std::string& id) { return t.rt->workspaces_dir() + "/" + id + "/root"; }
 
 } // namespace
@@ -69,10 +80,9 @@ TEST_CASE("a package pip installs into a workspace imports in the next execution
     WARN("skipped: Debian's python3-pip is not installed (scripts/setup installs it)");
     return;
   }
-  test_runtime t(landlock_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   // A wheel made inside the workspace: a zip with the module and its dist-info.
   auto make_wheel = in_workspace(id, "python3 - <<'EOF'\n"
                                      "import zipfile\n"
@@ -249,10 +259,9 @@ file_call file_op(file_call::op what, std::string path, std::string data = {}) {
 TEST_CASE("files written through the API are the jail user's, byte for byte, and read back in pieces",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   using op = file_call::op;
 
   std::string every_byte;
@@ -353,10 +362,9 @@ TEST_CASE("links a program plants in a workspace lead the files API nowhere outs
 TEST_CASE("the changes list matches what an execution did, since creation and since a mark",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   REQUIRE(t.rt->exec(in_workspace(id, "echo one > /work/keep; echo two > /work/edit; echo three > /work/gone;"
                                       " echo four > /work/mode; mkdir /work/d"))->exit_code == 0);
   auto since_creation = t.rt->workspace_changes(id);
@@ -389,10 +397,9 @@ TEST_CASE("the changes list matches what an execution did, since creation and si
 TEST_CASE("an execution asked for its changes gets what it changed in its result, and only with a workspace",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   REQUIRE(t.rt->exec(in_workspace(id, "echo one > /work/keep; echo two > /work/edit; echo three > /work/gone"))->exit_code == 0);
 
   auto r = in_workspace(id, "echo changed > /work/edit; rm /work/gone; printf new > /work/new");
