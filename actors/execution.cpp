@@ -1,6 +1,5 @@
 #include "actors/execution.hpp"
 
-#include <atomic>
 #include <csignal>
 #include <filesystem>
 
@@ -12,10 +11,10 @@
 #include "actors/execution_messages.hpp"
 #include "actors/execution_state.hpp"
 #include "actors/io/io_loop.hpp"
+#include "actors/launch/child_launcher.hpp"
 #include "actors/leases/lease_messages.hpp"
 #include "actors/output_collector.hpp"
 #include "actors/egress/egress_proxy.hpp"
-#include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
 #include "actors/warm/warm_pool.hpp"
 #include "tiers/jail/scratch_dir.hpp"
@@ -40,8 +39,6 @@ constexpr std::chrono::seconds kTakeBound{5};
 // before the lease kills them.
 constexpr std::chrono::seconds kHelperExitBound{1};
 
-std::atomic<process_id> next_process_id{1};
-
 verdict judge(const execution_state& st, const lease_report& report) {
   if (st.timed_out) return verdict::timed_out;
   if (st.cancelled) return verdict::cancelled;
@@ -57,9 +54,8 @@ verdict judge(const execution_state& st, const lease_report& report) {
 // A warm jail taken but never launched: EOF on its fd 3 ends it (the lease, dropped with
 // this actor, kills and removes whatever is left).
 void retire_unlaunched_jail(execution_state& st) {
-  if (!st.warm || st.process == st.warm->process) return;
-  st.env.io->launch(st.warm->process, "");
-  st.env.io->release(st.warm->process);
+  if (!st.warm || st.process == st.warm->child.id) return;
+  st.env.launcher->retire_armed(st.warm->child.id);
 }
 
 void reply_failure(self_ptr self, failure f) {
@@ -177,7 +173,7 @@ void step_complete(self_ptr self) {
   auto& st = self->state;
   bool program_gone = st.helper_reaped || program_done_before_helper(st);
   if (!program_gone || !st.out || !st.err || st.phase != execution_phase::running) return;
-  st.env.io->release(st.process);
+  st.env.launcher->io().release(st.process);
   if (st.start_failure) {
     auto& f = *st.start_failure;
     return reply_failure(self, make_failure(failure_kind::spawn_failed,
@@ -193,43 +189,24 @@ void step_complete(self_ptr self) {
   finish(self);
 }
 
-// What the tier plans a step from, cold (the spawner) or warm (launch_warm) alike.
-launch_request step_request(const execution_state& st, const exec_step& step) {
-  launch_request request;
-  request.argv = step.argv;
-  request.env = step.env;
-  request.scratch_dir = st.plan.work_dir;
-  request.effective = st.plan.effective;
-  request.caller_path = st.plan.caller_path;
-  request.start_in_scratch = step.in_scratch;
-  return request;
-}
-
-// The warm jail's launch in place of a spawn: the request's own plan, which must ask for
-// exactly the boundary the jail was armed with, gives the program, argv, env and cwd.
-status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, const caf::actor& err) {
+// The step's launch, into the warm jail taken for it or cold. Either way the tier plans
+// it from the step's own request; a warm jail's plan must ask for exactly the boundary the
+// jail was armed with.
+expected<launched_child> launch_step(self_ptr self, const exec_step& step, child_wiring wiring) {
   auto& st = self->state;
-  auto plan = st.plan.boundary->plan(step_request(st, step), st.grant);
-  if (!plan) return plan.error();
-  if (!same_boundary(plan->spec, st.warm->armed))
-    return make_failure(failure_kind::internal,
-                        "the warm jail was armed with another boundary than this request's plan asks for; "
-                        "it was retired unused");
-  st.isolation = plan->isolation;
-  st.masked = plan->masked;
-  for (auto& n : plan->not_enforced) st.not_enforced.push_back(n);
-  auto cap = st.plan.effective.output_cap;
-  bool live = static_cast<bool>(st.plan.live_output);
-  st.process = st.warm->process;
-  st.env.io->adopt(st.process, self, collector_route(out, cap, live), collector_route(err, cap, live));
-  st.env.io->launch(st.process, spec_frame(serialize(plan->spec)));
-  return ok();
+  auto request = launch_request_for(st.plan, step, false);
+  if (st.warm && st.process != st.warm->child.id) {
+    auto launched = st.env.launcher->launch_armed(st.warm->child, *st.plan.boundary, request, st.grant,
+                                                  std::move(wiring));
+    return launched;
+  }
+  return st.env.launcher->launch(*st.plan.boundary, request, st.grant, std::move(wiring));
 }
 
 void start_step(self_ptr self) {
   auto& st = self->state;
   st.phase = execution_phase::launching;
-  st.process = next_process_id++;
+  st.process = 0;
   st.helper_reaped = false;
   st.out.reset();
   st.err.reset();
@@ -240,43 +217,29 @@ void start_step(self_ptr self) {
   bool last = st.step + 1 == st.plan.steps.size();
   auto cap = st.plan.effective.output_cap;
   auto live = st.plan.live_output;
-  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, st.env.io);
-  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, st.env.io);
+  auto* io = &st.env.launcher->io();
+  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, io);
+  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, io);
   st.phase_began = std::chrono::steady_clock::now();
-  if (st.warm) {
-    if (auto launched = launch_warm(self, step, out, err); !launched) {
-      self->send_exit(out, caf::exit_reason::user_shutdown);
-      self->send_exit(err, caf::exit_reason::user_shutdown);
-      reply_failure(self, launched.error());
-    }
-    return;
-  }
-  auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
-  if (st.plan.network == network_mode::allowlist && !st.egress)
-    st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, st.env.io, st.plan.live_output);
+  if (!st.warm && st.plan.network == network_mode::allowlist && !st.egress)
+    st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, io, st.plan.live_output);
 
-  spawn_order order;
-  order.id = st.process;
-  order.request = step_request(st, step);
-  order.grant = st.grant;
-  order.stdin_pipe = last && st.plan.stdin_data.has_value();
-  order.owner = self;
-  order.out = collector_route(out, cap, static_cast<bool>(live));
-  order.err = collector_route(err, cap, static_cast<bool>(live));
-  order.egress = st.egress;
-  self->request(spawn_actor, caf::infinite, std::move(order))
-      .then([=](spawn_planned& planned) {
-        self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);
-        auto& s = self->state;
-        if (!planned.ok) {
-          self->send_exit(out, caf::exit_reason::user_shutdown);
-          self->send_exit(err, caf::exit_reason::user_shutdown);
-          return reply_failure(self, planned.error);
-        }
-        s.isolation = planned.isolation;
-        s.masked = planned.masked;
-        for (auto& n : planned.not_enforced) s.not_enforced.push_back(n);
-      });
+  child_wiring wiring;
+  wiring.owner = self;
+  wiring.out = collector_route(out, cap, static_cast<bool>(live));
+  wiring.err = collector_route(err, cap, static_cast<bool>(live));
+  wiring.stdin_pipe = last && st.plan.stdin_data.has_value();
+  wiring.egress = st.egress;
+  auto launched = launch_step(self, step, std::move(wiring));
+  if (!launched) {
+    self->send_exit(out, caf::exit_reason::user_shutdown);
+    self->send_exit(err, caf::exit_reason::user_shutdown);
+    return reply_failure(self, launched.error());
+  }
+  st.process = launched->id;
+  st.isolation = launched->isolation;
+  st.masked = launched->masked;
+  for (auto& n : launched->not_enforced) st.not_enforced.push_back(n);
 }
 
 void lease_ready(self_ptr self, const lease_acquired& acquired) {
@@ -387,10 +350,10 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         if (st.step + 1 == st.plan.steps.size() && st.plan.stdin_data) {
           // Written by the loop concurrently with reading both outputs: large stdin
           // against large output cannot deadlock.
-          st.env.io->write_stdin(ev.id, *st.plan.stdin_data);
-          st.env.io->close_stdin(ev.id);
+          st.env.launcher->io().write_stdin(ev.id, *st.plan.stdin_data);
+          st.env.launcher->io().close_stdin(ev.id);
         } else if (st.warm) {
-          st.env.io->close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
+          st.env.launcher->io().close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
         }
         if (st.timed_out || st.cancelled) terminate(self);
       },
@@ -442,7 +405,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       },
       [=](eof_wait_atom, process_id id) {
         auto& st = self->state;
-        if (id == st.process && (!st.out || !st.err)) st.env.io->release(id);
+        if (id == st.process && (!st.out || !st.err)) st.env.launcher->io().release(id);
       },
       [=](timeout_atom) {
         auto& st = self->state;

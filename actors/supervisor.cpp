@@ -74,7 +74,7 @@ session_opened open(self_ptr self, const Request& request, const char* tag, Owne
   if (!ctx) return {false, ctx.error(), {}, 0};
   auto number = st.next_session++;
   session_opening at{st.instance + tag + std::to_string(number), number, std::move(*ctx),
-                     session_env{st.config.io, st.config.helper_path, st.config.make_lease}};
+                     session_env{st.config.launcher, st.config.make_lease}};
   auto session = open_session(self->system(), request, std::move(at), std::forward<Owner>(owner)...);
   if (!session) return {false, session.error(), {}, 0};
   self->monitor(*session);
@@ -98,7 +98,7 @@ void give_back(self_ptr self, const caf::actor_addr& exec) {
 
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
-  execution_env env{st.config.io, st.config.helper_path, st.config.make_lease, st.warm_pool, st.warm_tier};
+  execution_env env{st.config.launcher, st.config.make_lease, st.warm_pool, st.warm_tier};
   auto workspace = plan.workspace;
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
   self->monitor(exec);
@@ -199,8 +199,7 @@ void start_warm_pool(self_ptr self) {
   auto defaults = tighten(*st.config.prof, limit_request{});
   if (!defaults) return;
   warm_pool_config wc;
-  wc.io = st.config.io;
-  wc.helper_path = st.config.helper_path;
+  wc.launcher = st.config.launcher;
   wc.boundary = *chosen;
   wc.defaults = *defaults;
   wc.scratch_parent = st.config.scratch_parent;
