@@ -40,8 +40,8 @@ constexpr std::chrono::seconds kTakeBound{5};
 constexpr std::chrono::seconds kHelperExitBound{1};
 
 verdict judge(const execution_state& st, const lease_report& report) {
-  if (st.timed_out) return verdict::timed_out;
-  if (st.cancelled) return verdict::cancelled;
+  if (timed_out(st.cause)) return verdict::timed_out;
+  if (cancelled(st.cause)) return verdict::cancelled;
   if (report.out_of_memory) return verdict::out_of_memory;
   if (report.pids_limit_hit) return verdict::pids_limit;
   if (st.target_exit && decode_wait_status(st.target_exit->wait_status).term_signal) return verdict::signaled;
@@ -54,7 +54,8 @@ verdict judge(const execution_state& st, const lease_report& report) {
 // A warm jail taken but never launched: EOF on its fd 3 ends it (the lease, dropped with
 // this actor, kills and removes whatever is left).
 void retire_unlaunched_jail(execution_state& st) {
-  if (!st.warm || st.process == st.warm->child.id) return;
+  if (st.warmth != warm_state::taken) return;
+  st.warmth = warm_state::retired;
   st.env.launcher->retire_armed(st.warm->child.id);
 }
 
@@ -87,7 +88,7 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
   r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st.started);
-  r.timed_out = st.timed_out;
+  r.timed_out = timed_out(st.cause);
   if (st.out) r.out = std::move(*st.out);
   if (st.err) r.err = std::move(*st.err);
   auto ending = program_ending(st.target_exit, st.helper_wait_status);
@@ -123,8 +124,8 @@ bool program_done_before_helper(const execution_state& st) {
 // the execution ends.
 void finish_lease(self_ptr self) {
   auto& st = self->state;
-  if (st.lease_finish_sent) return;
-  st.lease_finish_sent = true;
+  if (st.ending == end_state::lease_finishing) return;
+  st.ending = end_state::lease_finishing;
   self->request(st.lease, kLeaseBound, finish_atom::value)
       .then([=](lease_report&) { end(self); }, [=](caf::error&) { end(self); });
 }
@@ -132,6 +133,7 @@ void finish_lease(self_ptr self) {
 void finish(self_ptr self) {
   auto& st = self->state;
   retire_unlaunched_jail(st);  // cancelled while taking one
+  if (st.cause == ending_cause::none) st.cause = ending_cause::completed;
   st.phase = execution_phase::finishing;
   st.phase_began = std::chrono::steady_clock::now();
   if (st.egress && !st.network) {
@@ -145,7 +147,7 @@ void finish(self_ptr self) {
   auto lease_failed = [=](caf::error& e) {
     reply_failure(self, make_failure(failure_kind::internal, "the lease did not finish: " + self->system().render(e)));
   };
-  if (st.helper_reaped || !program_done_before_helper(st)) {
+  if (st.helper == helper_state::reaped || !program_done_before_helper(st)) {
     self->request(st.lease, kLeaseBound, finish_atom::value).then([=](lease_report& report) {
       deliver(self, report, "lease_finish");
       end(self);
@@ -161,8 +163,8 @@ void finish(self_ptr self) {
   self->request(st.lease, kLeaseBound, report_atom::value).then([=](lease_report& report) {
     deliver(self, report, "lease_report");
     auto& s = self->state;
-    if (s.helper_reaped) return finish_lease(self);
-    s.finish_after_helper = true;
+    if (s.helper == helper_state::reaped) return finish_lease(self);
+    s.ending = end_state::result_out;
     self->delayed_send(self, kHelperExitBound, finish_atom::value);
   }, lease_failed);
 }
@@ -171,7 +173,7 @@ void start_step(self_ptr self);
 
 void step_complete(self_ptr self) {
   auto& st = self->state;
-  bool program_gone = st.helper_reaped || program_done_before_helper(st);
+  bool program_gone = st.helper == helper_state::reaped || program_done_before_helper(st);
   if (!program_gone || !st.out || !st.err || st.phase != execution_phase::running) return;
   st.env.launcher->io().release(st.process);
   if (st.start_failure) {
@@ -182,7 +184,7 @@ void step_complete(self_ptr self) {
   }
   bool succeeded = st.target_exit && decode_wait_status(st.target_exit->wait_status).exit_code == 0;
   bool more = st.step + 1 < st.plan.steps.size();
-  if (more && succeeded && !st.timed_out && !st.cancelled) {
+  if (more && succeeded && !ended_by_corral(st.cause)) {
     ++st.step;
     return start_step(self);
   }
@@ -195,9 +197,10 @@ void step_complete(self_ptr self) {
 expected<launched_child> launch_step(self_ptr self, const exec_step& step, child_wiring wiring) {
   auto& st = self->state;
   auto request = launch_request_for(st.plan, step, false);
-  if (st.warm && st.process != st.warm->child.id) {
+  if (st.warmth == warm_state::taken) {
     auto launched = st.env.launcher->launch_armed(st.warm->child, *st.plan.boundary, request, st.grant,
                                                   std::move(wiring));
+    if (launched) st.warmth = warm_state::launched;
     return launched;
   }
   return st.env.launcher->launch(*st.plan.boundary, request, st.grant, std::move(wiring));
@@ -207,7 +210,7 @@ void start_step(self_ptr self) {
   auto& st = self->state;
   st.phase = execution_phase::launching;
   st.process = 0;
-  st.helper_reaped = false;
+  st.helper = helper_state::running;
   st.out.reset();
   st.err.reset();
   st.target_exit.reset();
@@ -221,7 +224,7 @@ void start_step(self_ptr self) {
   auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, io);
   auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, io);
   st.phase_began = std::chrono::steady_clock::now();
-  if (!st.warm && st.plan.network == network_mode::allowlist && !st.egress)
+  if (st.warmth == warm_state::cold && st.plan.network == network_mode::allowlist && !st.egress)
     st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, io, st.plan.live_output);
 
   child_wiring wiring;
@@ -247,7 +250,7 @@ void lease_ready(self_ptr self, const lease_acquired& acquired) {
   auto& st = self->state;
   close_phase(st, "lease");
   st.grant = acquired.grant;
-  if (st.cancelled) return finish(self);
+  if (cancelled(st.cause)) return finish(self);
   self->spawn<caf::linked>(timeout_timer, caf::actor{self}, st.plan.effective.timeout);
   start_step(self);
 }
@@ -276,6 +279,7 @@ void start_warm(self_ptr self, warm_jail jail) {
   st.lease = jail.lease;
   self->monitor(st.lease);
   st.warm = std::move(jail);
+  st.warmth = warm_state::taken;
   // What the planner wrote (the source file) goes where the jail already shows /work.
   auto moved = st.warm->scratch->take_contents_of(*st.plan.scratch);
   st.plan.scratch = st.warm->scratch;  // the jail's dir is the execution's now, removed at its end
@@ -315,7 +319,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
     }
     // The caller went away: nobody will read the result, so end the execution now.
     if (st.phase != execution_phase::done && st.phase != execution_phase::finishing) {
-      st.cancelled = true;
+      st.cause = with_cancel(st.cause);
       terminate(self);
     }
   });
@@ -352,10 +356,10 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
           // against large output cannot deadlock.
           st.env.launcher->io().write_stdin(ev.id, *st.plan.stdin_data);
           st.env.launcher->io().close_stdin(ev.id);
-        } else if (st.warm) {
+        } else if (st.warmth == warm_state::launched) {
           st.env.launcher->io().close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
         }
-        if (st.timed_out || st.cancelled) terminate(self);
+        if (ended_by_corral(st.cause)) terminate(self);
       },
       [=](io_spawn_failed& ev) {
         if (ev.id != self->state.process) return;
@@ -384,16 +388,16 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       [=](io_exited& ev) {
         auto& st = self->state;
         if (ev.id != st.process) return;
-        st.helper_reaped = true;
+        st.helper = helper_state::reaped;
         st.helper_wait_status = ev.wait_status;
         // The helper outlives the program by its own exit (a jail's: the namespaces' teardown).
         if (st.target_exit) close_phase(st, "teardown");
         self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
-        if (st.finish_after_helper) return finish_lease(self);
+        if (st.ending == end_state::result_out) return finish_lease(self);
         step_complete(self);
       },
       [=](finish_atom) {
-        if (self->state.finish_after_helper) finish_lease(self);  // the helper is late
+        if (self->state.ending == end_state::result_out) finish_lease(self);  // the helper is late
       },
       [=](io_stdin_closed&) {
         // EPIPE here only means the program did not read all of its input.
@@ -410,15 +414,15 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       [=](timeout_atom) {
         auto& st = self->state;
         if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
-        st.timed_out = true;
+        st.cause = with_timeout(st.cause);
         terminate(self);
       },
       [=](cancel_atom) {
         auto& st = self->state;
         if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
         // A second cancel does not wait for the grace (a second ^C).
-        if (st.cancelled && st.lease) return self->send(st.lease, escalate_atom::value);
-        st.cancelled = true;
+        if (cancelled(st.cause) && st.lease) return self->send(st.lease, escalate_atom::value);
+        st.cause = with_cancel(st.cause);
         terminate(self);
       },
   };

@@ -9,7 +9,8 @@
 // pipe open after the helper exited (the streams are closed after a bound).
 //
 // Each step's child starts through the runtime's child_launcher (actors/launch/), cold or
-// into the warm jail taken for it.
+// into the warm jail taken for it. Beside the phase, execution_state.hpp keeps the helper's
+// state, the end's (result out, lease finishing), what ended it and the warm jail's part.
 #pragma once
 
 #include <functional>
