@@ -1,6 +1,5 @@
 #include "actors/execution.hpp"
 
-#include <atomic>
 #include <csignal>
 #include <filesystem>
 
@@ -12,10 +11,10 @@
 #include "actors/execution_messages.hpp"
 #include "actors/execution_state.hpp"
 #include "actors/io/io_loop.hpp"
+#include "actors/launch/child_launcher.hpp"
 #include "actors/leases/lease_messages.hpp"
 #include "actors/output_collector.hpp"
 #include "actors/egress/egress_proxy.hpp"
-#include "actors/spawner.hpp"
 #include "actors/timeout_timer.hpp"
 #include "actors/warm/warm_pool.hpp"
 #include "tiers/jail/scratch_dir.hpp"
@@ -40,11 +39,9 @@ constexpr std::chrono::seconds kTakeBound{5};
 // before the lease kills them.
 constexpr std::chrono::seconds kHelperExitBound{1};
 
-std::atomic<process_id> next_process_id{1};
-
 verdict judge(const execution_state& st, const lease_report& report) {
-  if (st.timed_out) return verdict::timed_out;
-  if (st.cancelled) return verdict::cancelled;
+  if (timed_out(st.cause)) return verdict::timed_out;
+  if (cancelled(st.cause)) return verdict::cancelled;
   if (report.out_of_memory) return verdict::out_of_memory;
   if (report.pids_limit_hit) return verdict::pids_limit;
   if (st.target_exit && decode_wait_status(st.target_exit->wait_status).term_signal) return verdict::signaled;
@@ -57,9 +54,9 @@ verdict judge(const execution_state& st, const lease_report& report) {
 // A warm jail taken but never launched: EOF on its fd 3 ends it (the lease, dropped with
 // this actor, kills and removes whatever is left).
 void retire_unlaunched_jail(execution_state& st) {
-  if (!st.warm || st.process == st.warm->process) return;
-  st.env.io->launch(st.warm->process, "");
-  st.env.io->release(st.warm->process);
+  if (st.warmth != warm_state::taken) return;
+  st.warmth = warm_state::retired;
+  st.env.launcher->retire_armed(st.warm->child.id);
 }
 
 void reply_failure(self_ptr self, failure f) {
@@ -91,7 +88,7 @@ void deliver(self_ptr self, const lease_report& report, const char* closing_step
   r.steps = st.steps;
   r.duration = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - st.started);
-  r.timed_out = st.timed_out;
+  r.timed_out = timed_out(st.cause);
   if (st.out) r.out = std::move(*st.out);
   if (st.err) r.err = std::move(*st.err);
   auto ending = program_ending(st.target_exit, st.helper_wait_status);
@@ -127,8 +124,8 @@ bool program_done_before_helper(const execution_state& st) {
 // the execution ends.
 void finish_lease(self_ptr self) {
   auto& st = self->state;
-  if (st.lease_finish_sent) return;
-  st.lease_finish_sent = true;
+  if (st.ending == end_state::lease_finishing) return;
+  st.ending = end_state::lease_finishing;
   self->request(st.lease, kLeaseBound, finish_atom::value)
       .then([=](lease_report&) { end(self); }, [=](caf::error&) { end(self); });
 }
@@ -136,6 +133,7 @@ void finish_lease(self_ptr self) {
 void finish(self_ptr self) {
   auto& st = self->state;
   retire_unlaunched_jail(st);  // cancelled while taking one
+  if (st.cause == ending_cause::none) st.cause = ending_cause::completed;
   st.phase = execution_phase::finishing;
   st.phase_began = std::chrono::steady_clock::now();
   if (st.egress && !st.network) {
@@ -149,7 +147,7 @@ void finish(self_ptr self) {
   auto lease_failed = [=](caf::error& e) {
     reply_failure(self, make_failure(failure_kind::internal, "the lease did not finish: " + self->system().render(e)));
   };
-  if (st.helper_reaped || !program_done_before_helper(st)) {
+  if (st.helper == helper_state::reaped || !program_done_before_helper(st)) {
     self->request(st.lease, kLeaseBound, finish_atom::value).then([=](lease_report& report) {
       deliver(self, report, "lease_finish");
       end(self);
@@ -165,8 +163,8 @@ void finish(self_ptr self) {
   self->request(st.lease, kLeaseBound, report_atom::value).then([=](lease_report& report) {
     deliver(self, report, "lease_report");
     auto& s = self->state;
-    if (s.helper_reaped) return finish_lease(self);
-    s.finish_after_helper = true;
+    if (s.helper == helper_state::reaped) return finish_lease(self);
+    s.ending = end_state::result_out;
     self->delayed_send(self, kHelperExitBound, finish_atom::value);
   }, lease_failed);
 }
@@ -175,9 +173,9 @@ void start_step(self_ptr self);
 
 void step_complete(self_ptr self) {
   auto& st = self->state;
-  bool program_gone = st.helper_reaped || program_done_before_helper(st);
+  bool program_gone = st.helper == helper_state::reaped || program_done_before_helper(st);
   if (!program_gone || !st.out || !st.err || st.phase != execution_phase::running) return;
-  st.env.io->release(st.process);
+  st.env.launcher->io().release(st.process);
   if (st.start_failure) {
     auto& f = *st.start_failure;
     return reply_failure(self, make_failure(failure_kind::spawn_failed,
@@ -186,51 +184,33 @@ void step_complete(self_ptr self) {
   }
   bool succeeded = st.target_exit && decode_wait_status(st.target_exit->wait_status).exit_code == 0;
   bool more = st.step + 1 < st.plan.steps.size();
-  if (more && succeeded && !st.timed_out && !st.cancelled) {
+  if (more && succeeded && !ended_by_corral(st.cause)) {
     ++st.step;
     return start_step(self);
   }
   finish(self);
 }
 
-// What the tier plans a step from, cold (the spawner) or warm (launch_warm) alike.
-launch_request step_request(const execution_state& st, const exec_step& step) {
-  launch_request request;
-  request.argv = step.argv;
-  request.env = step.env;
-  request.scratch_dir = st.plan.work_dir;
-  request.effective = st.plan.effective;
-  request.caller_path = st.plan.caller_path;
-  request.start_in_scratch = step.in_scratch;
-  return request;
-}
-
-// The warm jail's launch in place of a spawn: the request's own plan, which must ask for
-// exactly the boundary the jail was armed with, gives the program, argv, env and cwd.
-status launch_warm(self_ptr self, const exec_step& step, const caf::actor& out, const caf::actor& err) {
+// The step's launch, into the warm jail taken for it or cold. Either way the tier plans
+// it from the step's own request; a warm jail's plan must ask for exactly the boundary the
+// jail was armed with.
+expected<launched_child> launch_step(self_ptr self, const exec_step& step, child_wiring wiring) {
   auto& st = self->state;
-  auto plan = st.plan.boundary->plan(step_request(st, step), st.grant);
-  if (!plan) return plan.error();
-  if (!same_boundary(plan->spec, st.warm->armed))
-    return make_failure(failure_kind::internal,
-                        "the warm jail was armed with another boundary than this request's plan asks for; "
-                        "it was retired unused");
-  st.isolation = plan->isolation;
-  st.masked = plan->masked;
-  for (auto& n : plan->not_enforced) st.not_enforced.push_back(n);
-  auto cap = st.plan.effective.output_cap;
-  bool live = static_cast<bool>(st.plan.live_output);
-  st.process = st.warm->process;
-  st.env.io->adopt(st.process, self, collector_route(out, cap, live), collector_route(err, cap, live));
-  st.env.io->launch(st.process, spec_frame(serialize(plan->spec)));
-  return ok();
+  auto request = launch_request_for(st.plan, step, false);
+  if (st.warmth == warm_state::taken) {
+    auto launched = st.env.launcher->launch_armed(st.warm->child, *st.plan.boundary, request, st.grant,
+                                                  std::move(wiring));
+    if (launched) st.warmth = warm_state::launched;
+    return launched;
+  }
+  return st.env.launcher->launch(*st.plan.boundary, request, st.grant, std::move(wiring));
 }
 
 void start_step(self_ptr self) {
   auto& st = self->state;
   st.phase = execution_phase::launching;
-  st.process = next_process_id++;
-  st.helper_reaped = false;
+  st.process = 0;
+  st.helper = helper_state::running;
   st.out.reset();
   st.err.reset();
   st.target_exit.reset();
@@ -240,43 +220,29 @@ void start_step(self_ptr self) {
   bool last = st.step + 1 == st.plan.steps.size();
   auto cap = st.plan.effective.output_cap;
   auto live = st.plan.live_output;
-  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, st.env.io);
-  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, st.env.io);
+  auto* io = &st.env.launcher->io();
+  auto out = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::out, cap, live, io);
+  auto err = self->spawn<caf::linked>(output_collector, caf::actor{self}, stream_kind::err, cap, live, io);
   st.phase_began = std::chrono::steady_clock::now();
-  if (st.warm) {
-    if (auto launched = launch_warm(self, step, out, err); !launched) {
-      self->send_exit(out, caf::exit_reason::user_shutdown);
-      self->send_exit(err, caf::exit_reason::user_shutdown);
-      reply_failure(self, launched.error());
-    }
-    return;
-  }
-  auto spawn_actor = self->spawn<caf::linked>(spawner, st.env.io, st.plan.boundary, st.env.helper_path);
-  if (st.plan.network == network_mode::allowlist && !st.egress)
-    st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, st.env.io, st.plan.live_output);
+  if (st.warmth == warm_state::cold && st.plan.network == network_mode::allowlist && !st.egress)
+    st.egress = self->spawn<caf::linked>(egress_proxy, st.plan.egress, io, st.plan.live_output);
 
-  spawn_order order;
-  order.id = st.process;
-  order.request = step_request(st, step);
-  order.grant = st.grant;
-  order.stdin_pipe = last && st.plan.stdin_data.has_value();
-  order.owner = self;
-  order.out = collector_route(out, cap, static_cast<bool>(live));
-  order.err = collector_route(err, cap, static_cast<bool>(live));
-  order.egress = st.egress;
-  self->request(spawn_actor, caf::infinite, std::move(order))
-      .then([=](spawn_planned& planned) {
-        self->send_exit(spawn_actor, caf::exit_reason::user_shutdown);
-        auto& s = self->state;
-        if (!planned.ok) {
-          self->send_exit(out, caf::exit_reason::user_shutdown);
-          self->send_exit(err, caf::exit_reason::user_shutdown);
-          return reply_failure(self, planned.error);
-        }
-        s.isolation = planned.isolation;
-        s.masked = planned.masked;
-        for (auto& n : planned.not_enforced) s.not_enforced.push_back(n);
-      });
+  child_wiring wiring;
+  wiring.owner = self;
+  wiring.out = collector_route(out, cap, static_cast<bool>(live));
+  wiring.err = collector_route(err, cap, static_cast<bool>(live));
+  wiring.stdin_pipe = last && st.plan.stdin_data.has_value();
+  wiring.egress = st.egress;
+  auto launched = launch_step(self, step, std::move(wiring));
+  if (!launched) {
+    self->send_exit(out, caf::exit_reason::user_shutdown);
+    self->send_exit(err, caf::exit_reason::user_shutdown);
+    return reply_failure(self, launched.error());
+  }
+  st.process = launched->id;
+  st.isolation = launched->isolation;
+  st.masked = launched->masked;
+  for (auto& n : launched->not_enforced) st.not_enforced.push_back(n);
 }
 
 void lease_ready(self_ptr self, const lease_acquired& acquired) {
@@ -284,7 +250,7 @@ void lease_ready(self_ptr self, const lease_acquired& acquired) {
   auto& st = self->state;
   close_phase(st, "lease");
   st.grant = acquired.grant;
-  if (st.cancelled) return finish(self);
+  if (cancelled(st.cause)) return finish(self);
   self->spawn<caf::linked>(timeout_timer, caf::actor{self}, st.plan.effective.timeout);
   start_step(self);
 }
@@ -313,6 +279,7 @@ void start_warm(self_ptr self, warm_jail jail) {
   st.lease = jail.lease;
   self->monitor(st.lease);
   st.warm = std::move(jail);
+  st.warmth = warm_state::taken;
   // What the planner wrote (the source file) goes where the jail already shows /work.
   auto moved = st.warm->scratch->take_contents_of(*st.plan.scratch);
   st.plan.scratch = st.warm->scratch;  // the jail's dir is the execution's now, removed at its end
@@ -352,7 +319,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
     }
     // The caller went away: nobody will read the result, so end the execution now.
     if (st.phase != execution_phase::done && st.phase != execution_phase::finishing) {
-      st.cancelled = true;
+      st.cause = with_cancel(st.cause);
       terminate(self);
     }
   });
@@ -387,12 +354,12 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         if (st.step + 1 == st.plan.steps.size() && st.plan.stdin_data) {
           // Written by the loop concurrently with reading both outputs: large stdin
           // against large output cannot deadlock.
-          st.env.io->write_stdin(ev.id, *st.plan.stdin_data);
-          st.env.io->close_stdin(ev.id);
-        } else if (st.warm) {
-          st.env.io->close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
+          st.env.launcher->io().write_stdin(ev.id, *st.plan.stdin_data);
+          st.env.launcher->io().close_stdin(ev.id);
+        } else if (st.warmth == warm_state::launched) {
+          st.env.launcher->io().close_stdin(ev.id);  // a warm jail always has a stdin pipe: EOF at once
         }
-        if (st.timed_out || st.cancelled) terminate(self);
+        if (ended_by_corral(st.cause)) terminate(self);
       },
       [=](io_spawn_failed& ev) {
         if (ev.id != self->state.process) return;
@@ -421,16 +388,16 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       [=](io_exited& ev) {
         auto& st = self->state;
         if (ev.id != st.process) return;
-        st.helper_reaped = true;
+        st.helper = helper_state::reaped;
         st.helper_wait_status = ev.wait_status;
         // The helper outlives the program by its own exit (a jail's: the namespaces' teardown).
         if (st.target_exit) close_phase(st, "teardown");
         self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
-        if (st.finish_after_helper) return finish_lease(self);
+        if (st.ending == end_state::result_out) return finish_lease(self);
         step_complete(self);
       },
       [=](finish_atom) {
-        if (self->state.finish_after_helper) finish_lease(self);  // the helper is late
+        if (self->state.ending == end_state::result_out) finish_lease(self);  // the helper is late
       },
       [=](io_stdin_closed&) {
         // EPIPE here only means the program did not read all of its input.
@@ -442,20 +409,20 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
       },
       [=](eof_wait_atom, process_id id) {
         auto& st = self->state;
-        if (id == st.process && (!st.out || !st.err)) st.env.io->release(id);
+        if (id == st.process && (!st.out || !st.err)) st.env.launcher->io().release(id);
       },
       [=](timeout_atom) {
         auto& st = self->state;
         if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
-        st.timed_out = true;
+        st.cause = with_timeout(st.cause);
         terminate(self);
       },
       [=](cancel_atom) {
         auto& st = self->state;
         if (st.phase == execution_phase::finishing || st.phase == execution_phase::done) return;
         // A second cancel does not wait for the grace (a second ^C).
-        if (st.cancelled && st.lease) return self->send(st.lease, escalate_atom::value);
-        st.cancelled = true;
+        if (cancelled(st.cause) && st.lease) return self->send(st.lease, escalate_atom::value);
+        st.cause = with_cancel(st.cause);
         terminate(self);
       },
   };

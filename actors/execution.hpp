@@ -7,6 +7,10 @@
 // fails (finish with spawn_failed); the timeout fires or the caller goes away (terminate
 // through the lease, keep what was captured, finish); a descendant that escaped holds a
 // pipe open after the helper exited (the streams are closed after a bound).
+//
+// Each step's child starts through the runtime's child_launcher (actors/launch/), cold or
+// into the warm jail taken for it. Beside the phase, execution_state.hpp keeps the helper's
+// state, the end's (result out, lease finishing), what ended it and the warm jail's part.
 #pragma once
 
 #include <functional>
@@ -29,7 +33,7 @@
 
 namespace corral {
 
-class io_loop;
+class child_launcher;
 
 struct exec_step {
   std::vector<std::string> argv;
@@ -75,8 +79,7 @@ struct execution_queued {
 };
 
 struct execution_env {
-  io_loop* io = nullptr;
-  std::string helper_path;
+  child_launcher* launcher = nullptr;  // every step's child, cold or into a warm jail
   lease_factory make_lease;
   // Armed jails of this tier (actors/warm/warm_pool.hpp); none when null.
   caf::actor warm_pool;

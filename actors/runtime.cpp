@@ -17,6 +17,7 @@
 #include "actors/leases/cgroup_lease.hpp"
 #include "actors/execution_messages.hpp"
 #include "actors/io/io_loop.hpp"
+#include "actors/launch/child_launcher.hpp"
 #include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/workspaces/workspace_registry.hpp"
@@ -89,6 +90,7 @@ struct runtime::impl {
   std::shared_ptr<tier_registry> registry;
   std::string state_dir;
   std::unique_ptr<io_loop> io;
+  std::unique_ptr<child_launcher> launcher;  // every child starts through it, on `io`
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::actor sup;
@@ -152,6 +154,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   p->registry = build_default_tiers(*p->prof, p->features, p->state_dir + "/preflight");
 
   p->io = std::make_unique<io_loop>();
+  p->launcher = std::make_unique<child_launcher>(*p->io, helper);
   p->cfg = std::make_unique<caf::actor_system_config>(make_config());
   if (options.configure_system) options.configure_system(*p->cfg);
   p->sys = std::make_unique<caf::actor_system>(*p->cfg);
@@ -160,8 +163,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.prof = p->prof;
   sc.tiers = p->registry;
   sc.policy = selection_policy_from_env(options.allow_host);
-  sc.io = p->io.get();
-  sc.helper_path = helper;
+  sc.launcher = p->launcher.get();
   sc.scratch_parent = p->state_dir + "/scratch";
   sc.instance = p->claim->instance();
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
@@ -203,7 +205,8 @@ runtime::~runtime() {
   }
   impl_->sup = caf::actor{};
   impl_->workspaces = caf::actor{};
-  impl_->sys.reset();  // joins the scheduler: no actor touches the loop after this
+  impl_->sys.reset();  // joins the scheduler: no actor touches the launcher or the loop after this
+  impl_->launcher.reset();
   impl_->io.reset();
 }
 

@@ -101,7 +101,7 @@ session_opened open_admitted(self_ptr self, const Request& request, planning_con
   auto number = st.next_session++;
   ctx.workspace = lent;
   session_opening at{st.instance + tag + std::to_string(number), number, std::move(ctx),
-                     session_env{st.config.io, st.config.helper_path, st.config.make_lease}};
+                     session_env{st.config.launcher, st.config.make_lease}};
   auto session = open_session(self->system(), request, std::move(at), std::move(owner)...);
   if (!session) {
     if (lent) return_workspace(self, lent->id);
@@ -163,7 +163,7 @@ void list_changes(self_ptr self, const std::string& work_dir, std::shared_ptr<co
 
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
-  execution_env env{st.config.io, st.config.helper_path, st.config.make_lease, st.warm_pool, st.warm_tier};
+  execution_env env{st.config.launcher, st.config.make_lease, st.warm_pool, st.warm_tier};
   auto workspace = plan.workspace;
   auto before = plan.changes_before;
   auto work_dir = plan.work_dir;
@@ -287,8 +287,7 @@ void start_warm_pool(self_ptr self) {
   auto defaults = tighten(*st.config.prof, limit_request{});
   if (!defaults) return;
   warm_pool_config wc;
-  wc.io = st.config.io;
-  wc.helper_path = st.config.helper_path;
+  wc.launcher = st.config.launcher;
   wc.boundary = *chosen;
   wc.defaults = *defaults;
   wc.scratch_parent = st.config.scratch_parent;

@@ -24,14 +24,13 @@
 
 namespace corral {
 
-class io_loop;
+class child_launcher;
 
 struct supervisor_config {
   std::shared_ptr<const profile> prof;
   std::shared_ptr<const tier_registry> tiers;
   selection_policy policy;
-  io_loop* io = nullptr;
-  std::string helper_path;
+  child_launcher* launcher = nullptr;  // every child of the runtime starts through it
   std::string scratch_parent;
   std::string caller_path;
   std::size_t max_concurrent = 16;

@@ -1,5 +1,6 @@
 // What the libuv I/O loop tells actors. The loop owns descriptors and child processes; it
-// decides nothing. Each event names the process it concerns by the id the spawner chose.
+// decides nothing. Each event names the process it concerns by the id the child_launcher
+// gave it (actors/launch/).
 #pragma once
 
 #include <cstdint>

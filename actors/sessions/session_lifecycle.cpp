@@ -1,6 +1,5 @@
 #include "actors/sessions/session_lifecycle.hpp"
 
-#include <atomic>
 #include <csignal>
 
 #include <caf/all.hpp>
@@ -14,19 +13,10 @@ namespace corral {
 
 namespace {
 
-// Far above the ids executions (from 1) and warm jails (from 1 << 47) take, so the loop
-// never confuses them; stdio sessions and terminals each in a range of their own.
-std::atomic<process_id> next_stdio_process{1ull << 48};
-std::atomic<process_id> next_terminal_process{(1ull << 48) + (1ull << 40)};
-
 const char* noun(session_type t) { return t == session_type::stdio ? "session" : "terminal"; }
 
 end_rule rule(session_type t) {
   return t == session_type::stdio ? end_rule::failed_start_outranks : end_rule::first_wins;
-}
-
-process_id next_process(session_type t) {
-  return t == session_type::stdio ? next_stdio_process++ : next_terminal_process++;
 }
 
 } // namespace
@@ -74,16 +64,23 @@ void session_lifecycle::lease_granted(const lease_grant& grant) {
 
 void session_lifecycle::launch() {
   child_ = child_state::spawning;
-  process_ = next_process(type_);
   auto streams = kind_.streams();
-  egress_.start(self_, exec_, env_.io);
-  auto launched = launch_session_child(env_, exec_, grant_, process_, caf::actor_cast<caf::actor>(self_),
-                                       std::move(streams), egress_.proxy());
+  egress_.start(self_, exec_, &io());
+  child_wiring wiring;
+  wiring.owner = caf::actor_cast<caf::actor>(self_);
+  wiring.out = std::move(streams.out);
+  wiring.err = std::move(streams.err);
+  wiring.pty = streams.pty;
+  wiring.stdin_pipe = true;
+  wiring.report_writes = true;
+  wiring.egress = egress_.proxy();  // allowlist mode: decides for the jail's proxy listeners
+  auto request = launch_request_for(exec_, exec_.steps.front(), streams.pty.enabled);
+  auto launched = env_.launcher->launch(*exec_.boundary, request, grant_, std::move(wiring));
   if (!launched) {
     child_ = child_state::not_launched;
-    process_ = 0;
     return end_now(session_end_reason::failed, launched.error().describe());
   }
+  process_ = launched->id;
   isolation_ = launched->isolation;
 }
 
@@ -111,7 +108,7 @@ void session_lifecycle::write_input(std::string bytes) {
   // Until io_spawned everything waits in one queue: a write posted between the launch and
   // the flush would overtake the ones queued before it.
   if (!spawned()) before_spawn_.push_back(std::move(bytes));
-  else env_.io->write_stdin(process_, std::move(bytes));
+  else io().write_stdin(process_, std::move(bytes));
 }
 
 void session_lifecycle::maybe_finish() {
@@ -119,7 +116,7 @@ void session_lifecycle::maybe_finish() {
   if (launched() && !(child_ == child_state::reaped && streams_done())) return;
   end_ = end_step::collecting_audit;
   phase_ = session_phase::draining;
-  if (launched()) env_.io->release(process_);
+  if (launched()) io().release(process_);
   kind_.on_finishing();
   // The audit before the lease: the release closed the proxied connections, whose ends are
   // on their way to the proxy.
@@ -161,7 +158,7 @@ bool session_lifecycle::handle_down(const caf::down_msg& down) {
   lease_ = caf::actor{};
   lease_state_ = lease_state::lost;
   offer_reason(session_end_reason::failed, std::string("the ") + noun(type_) + "'s lease died");
-  if (launched()) env_.io->signal(process_, SIGKILL, true);
+  if (launched()) io().signal(process_, SIGKILL, true);
   maybe_finish();
   return true;
 }
@@ -173,7 +170,7 @@ caf::message_handler session_lifecycle::handlers() {
         child_ = child_state::running;
         pid_ = ev.pid;
         self_->send(lease_, attach_atom::value, ev.id, ev.pid);
-        for (auto& bytes : before_spawn_) env_.io->write_stdin(process_, std::move(bytes));
+        for (auto& bytes : before_spawn_) io().write_stdin(process_, std::move(bytes));
         before_spawn_.clear();
         if (phase_ == session_phase::starting) phase_ = session_phase::running;
         kind_.on_spawned();
@@ -210,7 +207,7 @@ caf::message_handler session_lifecycle::handlers() {
       [this](eof_wait_atom, process_id id) {
         if (id != process_ || streams_done()) return;
         if (auto more = kind_.eof_wait_more()) return (void)self_->delayed_send(self_, *more, eof_wait_atom::value, id);
-        env_.io->release(id);  // the loop then reports EOF on what was still open
+        io().release(id);  // the loop then reports EOF on what was still open
       },
       [this](network_event& event) {
         // From the egress proxy, as each connection ends; the whole audit is in session_ended.

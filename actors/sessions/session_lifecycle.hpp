@@ -32,10 +32,18 @@
 #include "actors/leases/lease_messages.hpp"
 #include "actors/sessions/session_egress.hpp"
 #include "actors/sessions/session_ending.hpp"
-#include "actors/sessions/session_launch.hpp"
+#include "actors/launch/child_launcher.hpp"
+#include "actors/sessions/session_env.hpp"
 #include "actors/sessions/session_messages.hpp"
 
 namespace corral {
+
+// The stream routes and the pty a kind's child is launched with.
+struct session_streams {
+  output_route out;
+  output_route err;
+  pty_options pty;
+};
 
 // What a session kind decides inside the shared lifecycle.
 class session_kind {
@@ -63,7 +71,7 @@ protected:
 };
 
 // What differs between the kinds before any hook runs: the noun in reasons and logs, the
-// end rule, the process-id range.
+// end rule.
 enum class session_type : std::uint8_t { stdio, terminal };
 
 enum class lease_state : std::uint8_t { acquiring, granted, failed, terminating, lost };
@@ -104,7 +112,7 @@ public:
   bool at_eof(stream_kind s) const { return (s == stream_kind::out ? out_eof_ : err_eof_); }
   bool ending_started() const { return end_ != end_step::open; }
   process_id process() const { return process_; }
-  io_loop& io() const { return *env_.io; }
+  io_loop& io() const { return env_.launcher->io(); }
   const execution_plan& plan() const { return exec_; }
   std::uint64_t number() const { return number_; }
 

@@ -10,7 +10,7 @@
 
 #include "actors/exec_request.hpp"
 #include "actors/execution_planner.hpp"
-#include "actors/sessions/session_launch.hpp"
+#include "actors/sessions/session_env.hpp"
 #include "actors/sessions/session_messages.hpp"
 
 namespace corral {

@@ -12,7 +12,6 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
-#include "actors/io/io_loop.hpp"
 #include "actors/leases/lease_messages.hpp"
 #include "tiers/jail/scratch_dir.hpp"
 
@@ -22,8 +21,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Far from the ids executions (from 1) and sessions (from 1 << 48) take.
-constexpr process_id kFirstWarmProcess = process_id{1} << 47;
 constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{30'000};
 // Arming a jail (namespaces, mounts, rulesets) costs the machine more than a short program
@@ -31,16 +28,13 @@ constexpr milliseconds kMaxBackoff{30'000};
 // not compete for the CPU, but no longer than this, so a long execution does not leave
 // the pool empty for the requests that come meanwhile.
 constexpr milliseconds kRearmDelay{250};
-// A program every view has (the system dirs): arming plans with it, and the launch
-// replaces it with the request's.
-const char* const kPlaceholderProgram = "/bin/sh";
 
 struct warm_entry {
   std::string id;
   caf::actor lease;
   lease_grant grant;
   std::shared_ptr<scratch_dir_owner> scratch;
-  jail_spec armed;
+  armed_child child;
   bool ready = false;  // the helper reported `armed`
 };
 
@@ -78,10 +72,7 @@ void answer_stop_if_done(self_ptr self) {
 // and removes its cgroups, then the scratch dir goes.
 void retire(self_ptr self, process_id process, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch) {
   auto& st = self->state;
-  if (process) {
-    st.config.io->launch(process, "");
-    st.config.io->release(process);
-  }
+  if (process) st.config.launcher->retire_armed(process);
   if (!lease) {
     scratch->remove();
     return;
@@ -124,35 +115,19 @@ void arming_failed(self_ptr self, const std::string& why) {
   self->delayed_send(self, wait, rearm_atom::value);
 }
 
-// Lease acquired: plan the jail's boundary and start its helper in warm mode.
+// Lease acquired: plan the jail's boundary and start its helper armed.
 void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch,
                 lease_grant grant) {
   auto& st = self->state;
-  launch_request placeholder;
-  placeholder.argv = {kPlaceholderProgram};
-  placeholder.scratch_dir = scratch->path();
-  placeholder.effective = st.config.defaults;
-  placeholder.caller_path = st.config.caller_path;
-  auto plan = st.config.boundary->plan(placeholder, grant);
-  if (!plan) {
+  arming what{scratch->path(), st.config.defaults, st.config.caller_path};
+  auto armed = st.config.launcher->arm(*st.config.boundary, what, grant, self);
+  if (!armed) {
     retire(self, 0, lease, scratch);
-    return arming_failed(self, plan.error().message);
+    return arming_failed(self, armed.error().message);
   }
-  process_id process = kFirstWarmProcess + st.next++;
-  spawn_command cmd;
-  cmd.id = process;
-  cmd.program = st.config.helper_path;
-  cmd.argv = {"corral-exec", "--warm"};
-  cmd.stdin_pipe = true;  // a request without stdin gets EOF at once
-  cmd.spec_bytes = spec_frame(serialize(plan->spec));
-  cmd.keep_spec_open = true;
-  cmd.owner = self;
-  // Nothing is read for anyone until an execution adopts the jail with its own routes.
-  cmd.out = {self, 0, overflow_policy::discard};
-  cmd.err = {self, 0, overflow_policy::discard};
+  auto process = armed->id;
   st.entries[process] = warm_entry{std::move(id), std::move(lease), std::move(grant), std::move(scratch),
-                                   std::move(plan->spec), false};
-  st.config.io->spawn(std::move(cmd));
+                                   std::move(*armed), false};
 }
 
 void arm_one(self_ptr self) {
@@ -238,8 +213,8 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
           self->monitor(taker);
           self->delayed_send(self, kRearmDelay, rearm_atom::value, taker);
         }
-        warm_jail jail{true, it->first, std::move(e.lease), std::move(e.grant), std::move(e.scratch),
-                       std::move(e.armed), st.config.defaults};
+        warm_jail jail{true, std::move(e.child), std::move(e.lease), std::move(e.grant), std::move(e.scratch),
+                       st.config.defaults};
         st.entries.erase(it);
         report_ready(self);
         fill(self);

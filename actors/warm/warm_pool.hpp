@@ -27,6 +27,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/io/io_events.hpp"
+#include "actors/launch/child_launcher.hpp"
 #include "actors/leases/lease_request.hpp"
 #include "config/limits.hpp"
 #include "tiers/jail/jail_spec.hpp"
@@ -35,21 +36,17 @@
 
 namespace corral {
 
-class io_loop;
-
 struct warm_jail {
   bool ok = false;
-  process_id process = 0;  // the io_loop's id of its exec helper
-  caf::actor lease;        // held: the taker monitors it and finishes it
+  armed_child child;  // its exec helper's process id and the spec it was armed with
+  caf::actor lease;   // held: the taker monitors it and finishes it
   lease_grant grant;
   std::shared_ptr<scratch_dir_owner> scratch;  // its /work; the taker's execution removes it at its end
-  jail_spec armed;  // the spec it was armed with
   limits armed_limits;  // what its cgroups hold (the profile's)
 };
 
 struct warm_pool_config {
-  io_loop* io = nullptr;
-  std::string helper_path;
+  child_launcher* launcher = nullptr;  // arms and retires the jails
   std::shared_ptr<const tier> boundary;  // a tier whose supports_warm_jails() is true
   limits defaults;                       // the profile's limits, before any request tightens them
   std::string scratch_parent;

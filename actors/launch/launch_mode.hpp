@@ -1,0 +1,14 @@
+// How the exec helper is started for a child (actors/launch/child_launcher.hpp).
+#pragma once
+
+#include <cstdint>
+
+namespace corral {
+
+enum class launch_mode : std::uint8_t {
+  run,  // the helper builds the jail and starts the step's program in it at once
+  arm,  // the helper builds the jail and waits on its fd 3 for a step (a warm jail)
+  // hold and enter come later: a workspace's holder jail, and a step entering it.
+};
+
+} // namespace corral
