@@ -378,8 +378,7 @@ TEST_CASE("the changes list matches what an execution did, since creation and si
   REQUIRE(since_mark);
   std::map<std::string, std::string> seen;
   for (auto& c : since_mark->changes) {
-    const char* what = c.what == tree_change::kind::added ? "added" : c.what == tree_change::kind::removed ? "removed" : "modified";
-    seen[c.entry.path] = what;
+    seen[c.entry.path] = to_string(c.what);
   }
   CHECK(seen == std::map<std::string, std::string>{{"d/link", "added"},
                                                    {"d/new", "added"},
@@ -412,8 +411,7 @@ TEST_CASE("an execution asked for its changes gets what it changed in its result
   CHECK_FALSE(ran->changes->truncated);
   std::map<std::string, std::string> seen;
   for (auto& c : ran->changes->entries) {
-    const char* what = c.what == tree_change::kind::added ? "added" : c.what == tree_change::kind::removed ? "removed" : "modified";
-    seen[c.entry.path] = what;
+    seen[c.entry.path] = to_string(c.what);
     if (c.entry.path == "new") CHECK(c.entry.sha256 == "11507a0e2f5e69d5dfa40a62a1bd7b6ee57e6bcd85c67c9b8431b36fff21c437");
   }
   // What an earlier execution wrote (keep) is not this one's change.

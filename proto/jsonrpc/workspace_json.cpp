@@ -67,15 +67,6 @@ bool op_takes(file_call::op op, const std::string& key) {
   return false;
 }
 
-const char* change_name(tree_change::kind k) {
-  switch (k) {
-    case tree_change::kind::added: return "added";
-    case tree_change::kind::modified: return "modified";
-    case tree_change::kind::removed: return "removed";
-  }
-  return "modified";
-}
-
 const char* manifest_type(char t) {
   switch (t) {
     case 'f': return "file";
@@ -132,10 +123,7 @@ json workspace_options_to_json(const workspace_options& o) {
 expected<std::string> workspace_ref_param(const json& params) {
   auto it = params.find("workspace");
   if (it == params.end()) return bad_param("workspace", "given: the workspace's id or name");
-  auto ref = string_param(*it, "workspace");
-  if (!ref) return ref.error();
-  if (ref->empty()) return bad_param("workspace", "the workspace's id or name, not empty");
-  return ref;
+  return workspace_param(*it, "workspace");
 }
 
 expected<file_call> file_call_from_json(const std::string& op, const json& params) {
@@ -288,7 +276,7 @@ json to_json(const file_call& call, const file_reply& reply, const std::string& 
 
 json to_json(const tree_change& c, const std::string& mount_at) {
   auto j = manifest_json(c.entry, mount_at);
-  j["change"] = change_name(c.what);
+  j["change"] = to_string(c.what);
   if (c.before) j["before"] = manifest_json(*c.before, mount_at);
   return j;
 }

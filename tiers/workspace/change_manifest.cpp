@@ -145,6 +145,15 @@ expected<std::vector<manifest_entry>> scan_tree(const workspace_tree& tree, std:
   return std::move(s.out);
 }
 
+const char* to_string(tree_change::kind kind) {
+  switch (kind) {
+    case tree_change::kind::added: return "added";
+    case tree_change::kind::modified: return "modified";
+    case tree_change::kind::removed: return "removed";
+  }
+  return "modified";
+}
+
 std::vector<tree_change> diff_manifests(const std::vector<manifest_entry>& before, const std::vector<manifest_entry>& after,
                                         std::size_t max_changes, bool& truncated) {
   truncated = false;

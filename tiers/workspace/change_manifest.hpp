@@ -43,6 +43,9 @@ struct tree_change {
   std::optional<manifest_entry> before;  // modified only
 };
 
+// "added", "modified" or "removed": the wire's and the tests' word for a change.
+const char* to_string(tree_change::kind kind);
+
 // Both manifests sorted by path (as scan_tree and parse_manifest give them). Modified:
 // type, mode, size, sha256 or link_target differ; an mtime alone does not count. At most
 // max_changes, in path order; truncated says whether more were left out.
