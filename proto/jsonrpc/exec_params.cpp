@@ -70,13 +70,12 @@ expected<exec_params> exec_params_from_json(const json& params) {
     else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
     else if (key == "stream") read = read_into(bool_param(v, key), p.stream);
     // Runs in the caller's workspace (workspace.create), its files at /work.
-    else if (key == "workspace") read = read_into(string_param(v, key), r.workspace);
+    else if (key == "workspace") read = read_into(workspace_param(v, key), r.workspace);
     else if (key == "changes") read = read_into(bool_param(v, key), r.changes);
     else return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for exec");
     if (!read) return read.error();
   }
   if (!language_given) r.language = r.code.empty() ? "argv" : "command";
-  if (params.contains("workspace") && r.workspace.empty()) return bad_param("workspace", "a workspace's id or name, not empty");
   if (params.contains("stdin") && params.contains("stdin_base64"))
     return make_failure(failure_kind::invalid_request, "give \"stdin\" or \"stdin_base64\", not both");
   return p;

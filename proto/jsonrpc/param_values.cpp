@@ -54,6 +54,11 @@ expected<std::chrono::milliseconds> seconds_param(const json& v, const std::stri
   return std::chrono::milliseconds(static_cast<long long>(std::ceil(v.get<double>() * 1000)));
 }
 
+expected<std::string> workspace_param(const json& v, const std::string& name) {
+  if (!v.is_string() || v.get<std::string>().empty()) return bad_param(name, "a workspace's id or name (a string, not empty)");
+  return v.get<std::string>();
+}
+
 expected<bool> bool_param(const json& v, const std::string& name) {
   if (!v.is_boolean()) return bad_param(name, "true or false");
   return v.get<bool>();

@@ -32,6 +32,8 @@ expected<double> positive_number_param(const nlohmann::json& v, const std::strin
 // Positive seconds, at most 1e7, rounded up to the millisecond.
 expected<std::chrono::milliseconds> seconds_param(const nlohmann::json& v, const std::string& name);
 expected<bool> bool_param(const nlohmann::json& v, const std::string& name);
+// A workspace's id or name: a string, not empty (exec, session.open, workspace.*).
+expected<std::string> workspace_param(const nlohmann::json& v, const std::string& name);
 
 // A value read above into its field (`read_into(string_param(v, key), r.tier)`); its
 // failure is the call's.

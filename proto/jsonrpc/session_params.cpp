@@ -23,10 +23,8 @@ expected<bool> common_param(Request& r, const std::string& key, const json& v) {
   // Narrows the daemon profile's allow-list, as exec's does (config/tighten_network.hpp).
   else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
   // Runs in the caller's workspace, its files at /work (exec's `workspace`).
-  else if (key == "workspace") {
-    read = read_into(string_param(v, key), r.workspace);
-    if (read && r.workspace.empty()) read = bad_param(key, "a workspace's id or name, not empty");
-  } else return false;
+  else if (key == "workspace") read = read_into(workspace_param(v, key), r.workspace);
+  else return false;
   if (!read) return read.error();
   return true;
 }
