@@ -121,7 +121,7 @@ caf::behavior client_connection(connection_self self, connection_id id, peer_cre
         auto& st = self->state;
         if (st.phase != connection_phase::open) return;
         auto idle = st.info->idle_timeout;
-        bool busy = st.jobs_running > 0 || st.calls_pending > 0 || st.opening > 0 || !st.sessions.empty();
+        bool busy = has_work_in_flight(st);
         auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - st.last_activity);
         if (busy || quiet < idle) return (void)self->delayed_send(self, busy ? idle : idle - quiet, idle_atom::value);
         st.info->loop->close(st.id, "idle for " + std::to_string(idle.count()) + " ms with nothing in flight");

@@ -58,18 +58,6 @@ client_session* find_session(connection_self self, const rpc::request& r) {
   return &self->state.sessions.at(it->second);
 }
 
-bool only_params(connection_self self, const rpc::request& r, std::initializer_list<const char*> allowed) {
-  for (auto& [key, v] : r.params.items()) {
-    bool fine = false;
-    for (auto* a : allowed) fine = fine || key == a;
-    if (!fine) {
-      reply_error(self, rpc::kInvalidParams, "unknown parameter \"" + key + "\" for " + r.method, r.id);
-      return false;
-    }
-  }
-  return true;
-}
-
 void replay_early(connection_self self, std::uint64_t number) {
   auto it = self->state.early.find(number);
   if (it == self->state.early.end()) return;

@@ -56,16 +56,6 @@ void ask(connection_self self, const rpc::request& r, std::chrono::seconds bound
           });
 }
 
-// Members a method reads; any other is refused by name, as exec refuses one.
-status only(const rpc::request& r, std::initializer_list<const char*> allowed) {
-  for (auto& [key, v] : r.params.items()) {
-    bool known = false;
-    for (auto* a : allowed) known = known || key == a;
-    if (!known) return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for " + r.method);
-  }
-  return ok();
-}
-
 void create(connection_self self, const rpc::request& r) {
   auto options = workspace_options_from_json(r.params);
   if (!options) return fail(self, options.error(), r.id);
@@ -74,7 +64,7 @@ void create(connection_self self, const rpc::request& r) {
 }
 
 void list(connection_self self, const rpc::request& r) {
-  if (auto s = only(r, {}); !s) return fail(self, s.error(), r.id);
+  if (!only_params(self, r, {})) return;
   ask<workspace_list>(
       self, r, kRegistryBound,
       [](workspace_list& l) {
@@ -86,7 +76,7 @@ void list(connection_self self, const rpc::request& r) {
 }
 
 void inspect(connection_self self, const rpc::request& r) {
-  if (auto s = only(r, {"workspace"}); !s) return fail(self, s.error(), r.id);
+  if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
   if (!ref) return fail(self, ref.error(), r.id);
   ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); }, ws_get_atom::value,
@@ -94,7 +84,7 @@ void inspect(connection_self self, const rpc::request& r) {
 }
 
 void end(connection_self self, const rpc::request& r) {
-  if (auto s = only(r, {"workspace", "keep_files"}); !s) return fail(self, s.error(), r.id);
+  if (!only_params(self, r, {"workspace", "keep_files"})) return;
   auto ref = workspace_ref_param(r.params);
   if (!ref) return fail(self, ref.error(), r.id);
   bool keep = false;
@@ -127,7 +117,7 @@ void files(connection_self self, const rpc::request& r, const std::string& op) {
 }
 
 void mark(connection_self self, const rpc::request& r) {
-  if (auto s = only(r, {"workspace", "label"}); !s) return fail(self, s.error(), r.id);
+  if (!only_params(self, r, {"workspace", "label"})) return;
   auto ref = workspace_ref_param(r.params);
   if (!ref) return fail(self, ref.error(), r.id);
   auto it = r.params.find("label");
@@ -139,7 +129,7 @@ void mark(connection_self self, const rpc::request& r) {
 }
 
 void changes(connection_self self, const rpc::request& r) {
-  if (auto s = only(r, {"workspace", "since"}); !s) return fail(self, s.error(), r.id);
+  if (!only_params(self, r, {"workspace", "since"})) return;
   auto ref = workspace_ref_param(r.params);
   if (!ref) return fail(self, ref.error(), r.id);
   std::string since = "creation";
