@@ -14,6 +14,12 @@ bool is_command_value_flag(const std::string& flag) {
   return flag == "--tier" || flag == "--config" || flag == "--connect" || flag == "--allow-net" || flag == "--workspace";
 }
 
+status workspace_needs_connect(const command_flags& f) {
+  if (f.workspace.empty() || !f.connect_socket.empty()) return ok();
+  return make_failure(failure_kind::invalid_request,
+                      "--workspace needs --connect: workspaces live in the daemon (start `corral serve`)");
+}
+
 expected<bool> take_command_flag(const std::vector<std::string>& args, std::size_t& i, command_flags& f) {
   const auto& a = args[i];
   if (auto limit = parse_limit_flag(args, i, f.limits); !limit || *limit) return limit;

@@ -32,6 +32,9 @@ struct command_flags {
 // naming the flag ("--config needs a value").
 expected<bool> take_command_flag(const std::vector<std::string>& args, std::size_t& i, command_flags& f);
 
+// --workspace names a workspace of a daemon: refused without --connect, saying so.
+status workspace_needs_connect(const command_flags& f);
+
 // --help or -h before "--" (after it they are the program's).
 bool asks_for_help(const std::vector<std::string>& args);
 

@@ -7,9 +7,7 @@
 namespace corral::cli {
 
 expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
-  if (!f.workspace.empty())
-    return make_failure(failure_kind::invalid_request,
-                        "--workspace needs --connect: workspaces live in the daemon (start `corral serve`)");
+  if (auto s = workspace_needs_connect(f); !s) return s.error();
   block_interrupts();
   auto prof = load_profile_here(f.config_path, f.grants);
   if (!prof) return prof.error();

@@ -131,9 +131,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   if (f.limits.timeout) o.request.timeout = f.limits.timeout;
   if (o.request.changes && f.workspace.empty())
     return make_failure(failure_kind::invalid_request, "--changes lists what a run changed in its workspace: it needs --workspace");
-  if (!f.workspace.empty() && f.connect_socket.empty())
-    return make_failure(failure_kind::invalid_request,
-                        "--workspace needs --connect: workspaces live in the daemon (start `corral serve`)");
+  if (auto s = workspace_needs_connect(f); !s) return s.error();  // with --nodes too
   if (!o.nodes.empty() && !f.connect_socket.empty())
     return make_failure(failure_kind::invalid_request, "--nodes and --connect exclude each other");
   if (o.nodes.empty() && !o.node_credentials.empty())
