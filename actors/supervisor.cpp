@@ -76,6 +76,30 @@ std::optional<failure> workspace_refusal(self_ptr self, const planning_context& 
   return std::nullopt;
 }
 
+// Borrows a workspace for an execution or a session: `then` gets the loan, or (ok false)
+// why there is none: this runtime keeps none, the tier is not landlock, the registry
+// refused or did not answer.
+template <class Then>
+void borrow(self_ptr self, const planning_context& ctx, const std::string& ref, const std::string& principal, Then then) {
+  if (auto refused = workspace_refusal(self, ctx)) {
+    workspace_borrowed none;
+    none.error = *refused;
+    return then(none);
+  }
+  self->request(self->state.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, ref, principal)
+      .then([=](workspace_borrowed& lent) mutable { then(lent); },
+            [=](caf::error& e) mutable {
+              workspace_borrowed none;
+              none.error = make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e));
+              then(none);
+            });
+}
+
+// A worker that scans or diffs the files under `root`, on a thread of its own.
+caf::actor tree_worker(self_ptr self, const std::string& root) {
+  return spawn_file_worker(self->system(), workspace_paths{root, {}, kWorkspaceMountAt});
+}
+
 // The registry may lend the workspace again: its execution ended, or never started.
 void return_workspace(self_ptr self, const std::string& workspace) {
   self->send(self->state.config.workspaces, ws_return_atom::value, workspace);
@@ -115,24 +139,14 @@ session_opened open_admitted(self_ptr self, const Request& request, planning_con
 
 template <class Request, class... Owner>
 caf::result<session_opened> open(self_ptr self, const Request& request, const char* tag, Owner... owner) {
-  auto& st = self->state;
   auto ctx = admit(self, request.tier);
   if (!ctx) return session_opened{false, ctx.error(), {}, 0};
   if (request.workspace.empty()) return open_admitted(self, request, std::move(*ctx), tag, nullptr, std::move(owner)...);
-  auto refused = workspace_refusal(self, *ctx);
-  if (refused) return session_opened{false, *refused, {}, 0};
   auto reply = self->make_response_promise<session_opened>();
-  self->request(st.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, request.workspace, request.principal)
-      .then(
-          [=](workspace_borrowed& lent) mutable {
-            if (!lent.ok) reply.deliver(session_opened{false, lent.error, {}, 0});
-            else reply.deliver(open_admitted(self, request, *ctx, tag, &lent, owner...));
-          },
-          [=](caf::error& e) mutable {
-            reply.deliver(session_opened{
-                false, make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e)),
-                {}, 0});
-          });
+  borrow(self, *ctx, request.workspace, request.principal, [=](workspace_borrowed& lent) mutable {
+    if (!lent.ok) reply.deliver(session_opened{false, lent.error, {}, 0});
+    else reply.deliver(open_admitted(self, request, *ctx, tag, &lent, owner...));
+  });
   return reply;
 }
 
@@ -141,8 +155,7 @@ caf::result<session_opened> open(self_ptr self, const Request& request, const ch
 template <class Then>
 void list_changes(self_ptr self, const std::string& work_dir, std::shared_ptr<const std::vector<manifest_entry>> before,
                   exec_outcome outcome, Then then) {
-  auto worker = spawn_file_worker(self->system(), workspace_paths{work_dir, {}, kWorkspaceMountAt});
-  self->request(worker, kScanBound, ws_diff_atom::value, tree_manifest{true, {}, std::move(before)})
+  self->request(tree_worker(self, work_dir), kScanBound, ws_diff_atom::value, tree_manifest{true, {}, std::move(before)})
       .then(
           [=](changes_reply& c) mutable {
             execution_changes changes;
@@ -224,42 +237,36 @@ std::optional<failure> plan_and_start(self_ptr self, const exec_request& request
 // planned and admitted like any other; the supervisor gives the workspace back at its end.
 void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
                       caf::typed_response_promise<exec_outcome> reply) {
-  auto& st = self->state;
   auto refuse = [reply](failure f) mutable { reply.deliver(exec_outcome{false, std::move(f), {}}); };
-  if (auto refused = workspace_refusal(self, ctx)) return refuse(*refused);
-  self->request(st.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, request.workspace, request.principal)
-      .then(
-          [=](workspace_borrowed& lent) mutable {
-            if (!lent.ok) return refuse(lent.error);
-            auto start = [=](std::shared_ptr<const std::vector<manifest_entry>> before) mutable {
-              auto in_workspace = ctx;
-              in_workspace.workspace = &lent;
-              if (auto refused = plan_and_start(self, request, in_workspace, reply, std::move(before))) {
+  auto ref = request.workspace;
+  auto principal = request.principal;
+  borrow(self, ctx, ref, principal, [=](workspace_borrowed& lent) mutable {
+    if (!lent.ok) return refuse(lent.error);
+    auto start = [=](std::shared_ptr<const std::vector<manifest_entry>> before) mutable {
+      auto in_workspace = ctx;
+      in_workspace.workspace = &lent;
+      if (auto refused = plan_and_start(self, request, in_workspace, reply, std::move(before))) {
+        return_workspace(self, lent.id);
+        refuse(*refused);
+      }
+    };
+    if (!request.changes) return start(nullptr);
+    // The files as they are before it starts, for the list of what it changed.
+    self->request(tree_worker(self, lent.root), kScanBound, ws_scan_atom::value)
+        .then(
+            [=](tree_manifest& m) mutable {
+              if (!m.ok) {
                 return_workspace(self, lent.id);
-                refuse(*refused);
+                return refuse(m.error);
               }
-            };
-            if (!request.changes) return start(nullptr);
-            // The files as they are before it starts, for the list of what it changed.
-            auto worker = spawn_file_worker(self->system(), workspace_paths{lent.root, {}, kWorkspaceMountAt});
-            self->request(worker, kScanBound, ws_scan_atom::value)
-                .then(
-                    [=](tree_manifest& m) mutable {
-                      if (!m.ok) {
-                        return_workspace(self, lent.id);
-                        return refuse(m.error);
-                      }
-                      start(m.entries);
-                    },
-                    [=](caf::error& e) mutable {
-                      return_workspace(self, lent.id);
-                      refuse(make_failure(failure_kind::internal, "the workspace scan before it did not finish: " +
-                                                                      self->system().render(e)));
-                    });
-          },
-          [=](caf::error& e) mutable {
-            refuse(make_failure(failure_kind::internal, "the workspace registry did not answer: " + self->system().render(e)));
-          });
+              start(m.entries);
+            },
+            [=](caf::error& e) mutable {
+              return_workspace(self, lent.id);
+              refuse(make_failure(failure_kind::internal, "the workspace scan before it did not finish: " +
+                                                              self->system().render(e)));
+            });
+  });
 }
 
 void admit_waiting(self_ptr self) {
