@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/runtime_fixture.hpp"
+#include "tests/serve_child.hpp"
 
 namespace corral::testing {
 
@@ -98,21 +99,8 @@ struct daemon_process {
   ~daemon_process() { stop_gracefully(); }
 
   void start(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args{CORRAL_TEST_CLI, "serve", "--socket", socket, "--state-dir", dir / "state"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    pid = ::fork();
+    pid = fork_corral_serve(dir, socket, extra, host_opt_in::cleared);
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-      ::chdir(dir.path().c_str());
-      ::unsetenv("CORRAL_ALLOW_HOST");
-      // Its workspaces in its own dir, removed with it; a restart (start() again) adopts them.
-      ::setenv("CORRAL_WORKSPACES_DIR", (dir / "workspaces").c_str(), 1);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
     REQUIRE(eventually([&] {
       int fd = connect_to(socket);
       if (fd >= 0) ::close(fd);

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/runtime_fixture.hpp"
+#include "tests/serve_child.hpp"
 
 namespace corral::testing {
 
@@ -29,21 +30,9 @@ struct served_daemon {
 
   // Also after a kill: the same state dir, so the start sweeps what the killed one left.
   void start() {
-    std::vector<std::string> args{CORRAL_TEST_CLI, "serve", "--socket", socket, "--state-dir", dir / "state"};
-    args.insert(args.end(), extra.begin(), extra.end());
     ::unlink(socket.c_str());  // a stale one would count as ready below
-    pid = ::fork();
+    pid = fork_corral_serve(dir, socket, extra, host_opt_in::inherit);
     REQUIRE(pid >= 0);
-    if (pid == 0) {
-      if (::chdir(dir.path().c_str()) < 0) ::_exit(127);
-      // Its workspaces in its own dir, removed with it.
-      ::setenv("CORRAL_WORKSPACES_DIR", (dir / "workspaces").c_str(), 1);
-      std::vector<char*> argv;
-      for (auto& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
     REQUIRE(eventually([&] { return ::access(socket.c_str(), F_OK) == 0; }, std::chrono::seconds(20)));
   }
 
