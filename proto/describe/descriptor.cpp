@@ -1,7 +1,6 @@
 #include "proto/describe/descriptor.hpp"
 
-#include <openssl/evp.h>
-
+#include "config/sha256.hpp"
 #include "proto/describe/machine_report.hpp"
 #include "tiers/jail/system_view.hpp"
 
@@ -99,16 +98,8 @@ nlohmann::json selected_tier_json(const profile& p, const tier_registry& tiers) 
 std::string descriptor_digest(const nlohmann::json& body) {
   // replace: a path that is not UTF-8 must not throw out of an audit record.
   auto text = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr) != 1) return "";
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "sha256:";
-  for (unsigned i = 0; i < len; ++i) {
-    out += kHex[md[i] >> 4];
-    out += kHex[md[i] & 0xf];
-  }
-  return out;
+  auto hex = sha256_hex(text);
+  return hex.empty() ? "" : "sha256:" + hex;
 }
 
 nlohmann::json profile_descriptor(const profile& p, const kernel_features& features,

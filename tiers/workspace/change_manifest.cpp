@@ -7,10 +7,10 @@
 #include <cstring>
 #include <fcntl.h>
 #include <memory>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/sha256.hpp"
 #include "tiers/workspace/beneath_fd.hpp"
 
 namespace corral {
@@ -24,25 +24,17 @@ failure scan_failure(const std::string& path, const std::string& why) {
 }
 
 expected<std::string> sha256_of(int fd, const std::string& path) {
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return scan_failure(path, "EVP sha256 init failed");
+  sha256_hasher hasher;
   std::vector<unsigned char> buffer(256 * 1024);
   for (;;) {
     ssize_t n = ::read(fd, buffer.data(), buffer.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return scan_failure(path, std::string("reading it to hash: ") + std::strerror(errno));
     if (n == 0) break;
-    if (EVP_DigestUpdate(ctx.get(), buffer.data(), static_cast<std::size_t>(n)) != 1)
-      return scan_failure(path, "EVP sha256 update failed");
+    if (!hasher.update(buffer.data(), static_cast<std::size_t>(n))) return scan_failure(path, "EVP sha256 update failed");
   }
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return scan_failure(path, "EVP sha256 final failed");
-  std::string hex;
-  for (unsigned i = 0; i < len; ++i) {
-    hex += hex_digits[md[i] >> 4];
-    hex += hex_digits[md[i] & 15];
-  }
+  auto hex = hasher.hex_digest();
+  if (hex.empty()) return scan_failure(path, "EVP sha256 failed");
   return hex;
 }
 

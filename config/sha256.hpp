@@ -1,0 +1,32 @@
+// SHA-256 over bytes that arrive in pieces (OpenSSL's EVP), as lower-case hex: the
+// digest of workspace files, snapshot archives and profile descriptors.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace corral {
+
+class sha256_hasher {
+public:
+  sha256_hasher();
+  ~sha256_hasher();
+  sha256_hasher(sha256_hasher&&) noexcept;
+  sha256_hasher& operator=(sha256_hasher&&) noexcept;
+
+  // False when OpenSSL failed (it does not for SHA-256 short of memory).
+  bool update(const void* data, std::size_t n);
+  bool update(std::string_view bytes) { return update(bytes.data(), bytes.size()); }
+  // 64 hex digits, or "" when OpenSSL failed; the hasher is spent after it.
+  std::string hex_digest();
+
+private:
+  struct context;
+  std::unique_ptr<context> ctx_;
+};
+
+// The digest of bytes held whole.
+std::string sha256_hex(std::string_view bytes);
+
+} // namespace corral
