@@ -11,6 +11,7 @@ const char* to_string(failure_kind kind) {
     case failure_kind::config_error: return "configuration error";
     case failure_kind::spawn_failed: return "spawn failed";
     case failure_kind::not_found: return "not found";
+    case failure_kind::conflict: return "state conflict";
     case failure_kind::internal: return "internal error";
   }
   return "internal error";

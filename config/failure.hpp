@@ -18,6 +18,7 @@ enum class failure_kind {
   config_error,      // corral.toml is malformed or inconsistent
   spawn_failed,      // the program could not be started
   not_found,         // a named thing (a workspace, a mark, a file in it) is not there for this caller
+  conflict,          // the thing is in a state that forbids the call now (a workspace being snapshotted)
   internal,          // a bug or an OS failure corral did not expect
 };
 

@@ -47,6 +47,7 @@ int code_for(failure_kind kind) {
     case failure_kind::config_error: return kConfigError;
     case failure_kind::spawn_failed: return kSpawnFailed;
     case failure_kind::not_found: return kNotFound;
+    case failure_kind::conflict: return kConflict;
     case failure_kind::internal: return kInternalError;
   }
   return kInternalError;
@@ -64,6 +65,7 @@ failure_kind kind_for(int code) {
     case kConfigError: return failure_kind::config_error;
     case kSpawnFailed: return failure_kind::spawn_failed;
     case kNotFound: return failure_kind::not_found;
+    case kConflict: return failure_kind::conflict;
     default: return failure_kind::internal;
   }
 }

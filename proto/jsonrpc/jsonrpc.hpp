@@ -32,6 +32,9 @@ inline constexpr int kSpawnFailed = -32006;
 // No such workspace, mark or file for this caller (another principal's workspace answers
 // the same as an absent one).
 inline constexpr int kNotFound = -32012;
+// The thing named is in a state that forbids the call now: a workspace being snapshotted
+// or restored, a snapshot being restored from; the same call later may succeed.
+inline constexpr int kConflict = -32011;
 // The daemon is stopping (SIGTERM/SIGINT): a call in flight is answered with this, its
 // execution terminated with its grace. Not a failure_kind: the request itself was fine.
 inline constexpr int kStopping = -32010;

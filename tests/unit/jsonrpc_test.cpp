@@ -61,11 +61,12 @@ TEST_CASE("failure kinds map one-to-one onto codes and back", "[jsonrpc]") {
   std::set<int> codes;
   for (auto k : {failure_kind::invalid_request, failure_kind::refused, failure_kind::tier_unavailable,
                  failure_kind::limit_exceeded, failure_kind::config_error, failure_kind::spawn_failed,
-                 failure_kind::not_found, failure_kind::internal}) {
+                 failure_kind::not_found, failure_kind::conflict, failure_kind::internal}) {
     codes.insert(rpc::code_for(k));
     CHECK(rpc::kind_for(rpc::code_for(k)) == k);
   }
-  CHECK(codes.size() == 8);
+  CHECK(codes.size() == 9);
+  CHECK(rpc::code_for(failure_kind::conflict) == rpc::kConflict);
   CHECK(rpc::code_for(failure_kind::not_found) == rpc::kNotFound);
   CHECK(rpc::code_for(failure_kind::internal) == rpc::kInternalError);
   CHECK(rpc::code_for(failure_kind::refused) == rpc::kRefused);

@@ -9,7 +9,7 @@ from .aio import AsyncClient, AsyncExecution, AsyncSession
 from .client import Client, Execution, Session
 from .workspace import AsyncWorkspace, Workspace
 from .protocol import (CONFIG_ERROR, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, LIMIT_EXCEEDED,
-                       METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, SPAWN_FAILED, NOT_FOUND, TIER_UNAVAILABLE, TIMEOUT,
+                       METHOD_NOT_FOUND, PARSE_ERROR, REFUSED, SPAWN_FAILED, NOT_FOUND, CONFLICT, TIER_UNAVAILABLE, TIMEOUT,
                        ConnectionLost, CorralError)
 
 __version__ = "0.1.0"
@@ -17,5 +17,5 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncClient", "AsyncExecution", "AsyncSession", "Client", "Execution", "Session", "Workspace", "AsyncWorkspace", "CorralError",
     "ConnectionLost", "PARSE_ERROR", "INVALID_REQUEST", "METHOD_NOT_FOUND", "INVALID_PARAMS", "INTERNAL_ERROR",
-    "REFUSED", "TIER_UNAVAILABLE", "LIMIT_EXCEEDED", "TIMEOUT", "CONFIG_ERROR", "SPAWN_FAILED", "NOT_FOUND",
+    "REFUSED", "TIER_UNAVAILABLE", "LIMIT_EXCEEDED", "TIMEOUT", "CONFIG_ERROR", "SPAWN_FAILED", "NOT_FOUND", "CONFLICT",
 ]

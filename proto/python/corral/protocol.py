@@ -18,6 +18,7 @@ TIMEOUT = -32004
 CONFIG_ERROR = -32005
 SPAWN_FAILED = -32006
 NOT_FOUND = -32012
+CONFLICT = -32011
 
 # Notifications addressed to a session (by its id) rather than to a call.
 SESSION_NOTIFICATIONS = ("session.output", "session.stderr", "session.ended", "session.refused",
