@@ -28,6 +28,7 @@ std::string record_json(const workspace_record& r) {
   if (r.memory_bytes) j["memory_bytes"] = *r.memory_bytes;
   if (r.pids) j["pids"] = *r.pids;
   if (r.cpu_cores) j["cpu_cores"] = *r.cpu_cores;
+  if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
   return j.dump(2) + "\n";
 }
 
@@ -49,6 +50,7 @@ expected<workspace_record> parse_record(std::string_view text) {
     r.ends_at = j.at("ends_at").get<std::int64_t>();
     r.idle_timeout_ms = j.at("idle_timeout_ms").get<std::int64_t>();
     r.keep_files = j.value("keep_files", false);
+    r.from_snapshot = j.value("from_snapshot", std::string());
     r.ended = j.value("ended", false);
     if (j.contains("memory_bytes")) r.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
     if (j.contains("pids")) r.pids = j["pids"].get<std::uint64_t>();
@@ -88,19 +90,23 @@ bool valid_workspace_name(std::string_view name) {
   return !valid_workspace_id(name);
 }
 
-bool valid_workspace_id(std::string_view id) {
-  if (id.size() != 14 || id.substr(0, 2) != "w-") return false;
-  for (char c : id.substr(2))
+bool valid_random_id(std::string_view id, std::string_view prefix) {
+  if (id.size() != prefix.size() + 12 || id.substr(0, prefix.size()) != prefix) return false;
+  for (char c : id.substr(prefix.size()))
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
 }
 
-std::string new_workspace_id() {
+std::string new_random_id(std::string_view prefix) {
   std::random_device rd;
   std::uniform_int_distribution<int> hex(0, 15);
-  std::string id = "w-";
+  std::string id(prefix);
   for (int i = 0; i < 12; ++i) id += "0123456789abcdef"[hex(rd)];
   return id;
 }
+
+bool valid_workspace_id(std::string_view id) { return valid_random_id(id, "w-"); }
+
+std::string new_workspace_id() { return new_random_id("w-"); }
 
 } // namespace corral

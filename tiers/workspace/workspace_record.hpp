@@ -25,6 +25,7 @@ struct workspace_record {
   std::optional<std::uint64_t> memory_bytes;
   std::optional<std::uint64_t> pids;
   std::optional<double> cpu_cores;
+  std::string from_snapshot;  // the snapshot its files were restored from; "" if none
   bool keep_files = false;  // ending leaves the files (and the record, marked ended)
   bool ended = false;
 };
@@ -39,6 +40,10 @@ expected<workspace_record> read_record(const std::string& dir);
 
 // [a-z0-9][a-z0-9._-]{0,62}: safe in paths, logs and URLs; no id can look like one.
 bool valid_workspace_name(std::string_view name);
+// A prefix and 12 lowercase hex digits from the system's random source: workspace ("w-")
+// and snapshot ("s-") ids.
+bool valid_random_id(std::string_view id, std::string_view prefix);
+std::string new_random_id(std::string_view prefix);
 // "w-" followed by 12 lowercase hex digits.
 bool valid_workspace_id(std::string_view id);
 std::string new_workspace_id();
