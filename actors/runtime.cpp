@@ -228,14 +228,30 @@ expected<exec_result> runtime::exec(const exec_request& request) {
 namespace {
 
 // One blocking call to the workspace registry, its reply turned into the caller's value.
+// Archiving or unpacking a whole tree may take minutes; every other call is answered soon.
+constexpr std::chrono::seconds kRegistryBound{30};
+constexpr std::chrono::seconds kArchiveBound{600};
+
 template <class Reply, class... Ts>
-expected<Reply> ask_workspaces(caf::actor_system& sys, const caf::actor& registry, Ts&&... xs) {
+expected<Reply> ask_workspaces_within(caf::actor_system& sys, const caf::actor& registry, std::chrono::seconds bound,
+                                      Ts&&... xs) {
   caf::scoped_actor self{sys};
   expected<Reply> out = make_failure(failure_kind::internal, "no reply from the workspace registry");
-  self->request(registry, std::chrono::seconds(30), std::forward<Ts>(xs)...)
+  self->request(registry, bound, std::forward<Ts>(xs)...)
       .receive([&](Reply& r) { out = std::move(r); },
                [&](caf::error& e) { out = make_failure(failure_kind::internal, "workspace registry: " + sys.render(e)); });
   return out;
+}
+
+template <class Reply, class... Ts>
+expected<Reply> ask_workspaces(caf::actor_system& sys, const caf::actor& registry, Ts&&... xs) {
+  return ask_workspaces_within<Reply>(sys, registry, kRegistryBound, std::forward<Ts>(xs)...);
+}
+
+expected<snapshot_record> snapshot_or_error(expected<snapshot_reply> r) {
+  if (!r) return r.error();
+  if (!r->ok) return r->error;
+  return std::move(r->record);
 }
 
 // A reply that says it failed is the caller's failure.
@@ -254,8 +270,27 @@ expected<workspace_info> info_or_error(expected<workspace_reply> r) {
 } // namespace
 
 expected<workspace_info> runtime::create_workspace(const workspace_options& options, const std::string& principal) {
-  return info_or_error(
-      ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_create_atom::value, options, principal));
+  auto bound = options.from_snapshot.empty() ? kRegistryBound : kArchiveBound;
+  return info_or_error(ask_workspaces_within<workspace_reply>(*impl_->sys, impl_->workspaces, bound, ws_create_atom::value,
+                                                              options, principal));
+}
+
+expected<snapshot_record> runtime::snapshot_workspace(const std::string& ref, const std::string& principal) {
+  return snapshot_or_error(ask_workspaces_within<snapshot_reply>(*impl_->sys, impl_->workspaces, kArchiveBound,
+                                                                 ws_snap_atom::value, ref, principal));
+}
+
+std::vector<snapshot_record> runtime::list_snapshots(const std::string& principal) {
+  auto list = ask_workspaces<snapshot_list>(*impl_->sys, impl_->workspaces, ws_snaps_atom::value, principal);
+  return list ? std::move(list->items) : std::vector<snapshot_record>{};
+}
+
+expected<snapshot_record> runtime::inspect_snapshot(const std::string& id, const std::string& principal) {
+  return snapshot_or_error(ask_workspaces<snapshot_reply>(*impl_->sys, impl_->workspaces, ws_snapget_atom::value, id, principal));
+}
+
+expected<snapshot_record> runtime::remove_snapshot(const std::string& id, const std::string& principal) {
+  return snapshot_or_error(ask_workspaces<snapshot_reply>(*impl_->sys, impl_->workspaces, ws_snaprm_atom::value, id, principal));
 }
 
 std::vector<workspace_info> runtime::list_workspaces(const std::string& principal) {

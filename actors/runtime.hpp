@@ -81,6 +81,12 @@ public:
                                          const std::string& principal = "lib");
   expected<changes_reply> workspace_changes(const std::string& ref, const std::string& since = "creation",
                                             const std::string& principal = "lib");
+  // Snapshots: a quiet workspace's files archived with their digest, to create new
+  // workspaces from (workspace_options::from_snapshot); actors/workspaces/workspace_snapshots.hpp.
+  expected<snapshot_record> snapshot_workspace(const std::string& ref, const std::string& principal = "lib");
+  std::vector<snapshot_record> list_snapshots(const std::string& principal = "lib");
+  expected<snapshot_record> inspect_snapshot(const std::string& id, const std::string& principal = "lib");
+  expected<snapshot_record> remove_snapshot(const std::string& id, const std::string& principal = "lib");
   caf::actor workspaces() const;
   const std::string& workspaces_dir() const;
 

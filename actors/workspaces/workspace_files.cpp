@@ -10,6 +10,7 @@
 
 #include <caf/all.hpp>
 
+#include "actors/workspaces/workspace_snapshots.hpp"
 #include "config/replace_file.hpp"
 #include "tiers/jail/landlock_tier.hpp"
 #include "tiers/workspace/workspace_path.hpp"
@@ -209,6 +210,14 @@ caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at) {
         [=](ws_diff_atom, const tree_manifest& before) {
           self->quit();
           return changes_against(at, before.entries ? *before.entries : std::vector<manifest_entry>{});
+        },
+        [=](ws_snap_atom, snapshot_job& job) {
+          self->quit();
+          return take_snapshot(at, std::move(job));
+        },
+        [=](ws_restore_atom, const std::string& snapshots_dir, const std::string& id) {
+          self->quit();
+          return restore_snapshot(at, snapshots_dir, id);
         },
     };
   }, std::move(at));

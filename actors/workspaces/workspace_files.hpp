@@ -35,8 +35,8 @@ changes_reply changes_since(const workspace_paths& at, const std::string& since)
 tree_manifest scan_workspace(const workspace_paths& at);
 changes_reply changes_against(const workspace_paths& at, const std::vector<manifest_entry>& before);
 
-// An actor on its own thread that answers one file_call, mark, changes, scan or diff
-// request, then quits.
+// An actor on its own thread that answers one file_call, mark, changes, scan, diff,
+// snapshot or restore request (workspace_snapshots.hpp), then quits.
 caf::actor spawn_file_worker(caf::actor_system& system, workspace_paths at);
 
 } // namespace corral

@@ -11,6 +11,10 @@
 //   (ws_files_atom, ref, principal, file_call)     -> file_reply        (workspace_files.hpp)
 //   (ws_mark_atom, ref, principal, label)          -> changes_reply     (the mark's name)
 //   (ws_changes_atom, ref, principal, since)       -> changes_reply     (since "creation" or a mark)
+//   (ws_snap_atom, ref, principal)                 -> snapshot_reply    (workspace_snapshots.hpp)
+//   (ws_snaps_atom, principal)                     -> snapshot_list
+//   (ws_snapget_atom, snapshot id, principal)      -> snapshot_reply
+//   (ws_snaprm_atom, snapshot id, principal)       -> snapshot_reply    (the record as it was)
 //   (stop_atom)                                    -> bool
 //
 // `ref` is a workspace's id or its owner's name for it.
@@ -28,6 +32,7 @@
 
 #include "config/failure.hpp"
 #include "tiers/workspace/change_manifest.hpp"
+#include "tiers/workspace/snapshot_record.hpp"
 #include "tiers/workspace/workspace_record.hpp"
 #include "tiers/workspace/workspace_tree.hpp"
 
@@ -45,6 +50,11 @@ using ws_mark_atom = caf::atom_constant<caf::atom("wsmark")>;
 using ws_changes_atom = caf::atom_constant<caf::atom("wschanges")>;
 using ws_scan_atom = caf::atom_constant<caf::atom("wsscan")>;
 using ws_diff_atom = caf::atom_constant<caf::atom("wsdiff")>;
+using ws_snap_atom = caf::atom_constant<caf::atom("wssnap")>;
+using ws_snaps_atom = caf::atom_constant<caf::atom("wssnaps")>;
+using ws_snapget_atom = caf::atom_constant<caf::atom("wssnapget")>;
+using ws_snaprm_atom = caf::atom_constant<caf::atom("wssnaprm")>;
+using ws_restore_atom = caf::atom_constant<caf::atom("wsrestore")>;
 
 // Largest piece of a file one read returns, and of data one write or append carries: a
 // bigger file moves in pieces (the daemon's lines are bounded too).
@@ -103,11 +113,24 @@ struct workspace_options {
   std::optional<std::uint64_t> pids;
   std::optional<double> cpu_cores;
   bool keep_files = false;
+  std::string from_snapshot;  // a snapshot id of the same principal: the files start as it holds them
 };
+
+enum class workspace_phase : std::uint8_t { ready, snapshotting, restoring };
+
+inline const char* to_string(workspace_phase p) {
+  switch (p) {
+    case workspace_phase::ready: return "ready";
+    case workspace_phase::snapshotting: return "snapshotting";
+    case workspace_phase::restoring: return "restoring";
+  }
+  return "ready";
+}
 
 // The wire's view of one workspace (no host path: callers see only the inside).
 struct workspace_info {
   workspace_record record;
+  workspace_phase phase = workspace_phase::ready;
   std::string mount_at = kWorkspaceMountAt;
   std::size_t running = 0;          // executions in it now
   std::int64_t idle_left_ms = 0;    // until the idle timeout ends it (while nothing runs)
@@ -136,8 +159,27 @@ struct workspace_borrowed {
   workspace_record record;
 };
 
+// What one snapshot is taken as.
+struct snapshot_job {
+  std::string snapshots_dir;
+  snapshot_record record;  // id, owner, source and source_name set; the rest is filled in
+};
+
+struct snapshot_reply {
+  bool ok = false;
+  failure error;
+  snapshot_record record;
+};
+
+struct snapshot_list {
+  std::vector<snapshot_record> items;
+};
+
 } // namespace corral
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_list)

@@ -15,6 +15,7 @@
 #include "actors/atoms.hpp"
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
+#include "actors/workspaces/workspace_snapshots.hpp"
 #include "config/tighten.hpp"
 
 namespace corral {
@@ -37,6 +38,10 @@ const std::vector<std::string> kNotEnforced = {"workspace_disk_quota", "workspac
 struct workspace_entry {
   workspace_record record;
   std::string dir;  // <registry dir>/<id>
+  // ready: lends itself and takes every call. snapshotting: its files are being archived,
+  // so nothing may change them (no execution, no mutating file call). restoring: its files
+  // are being unpacked from a snapshot; nothing but list and inspect until that is done.
+  workspace_phase phase = workspace_phase::ready;
   std::size_t running = 0;
   clock::time_point last_used = clock::now();
   std::int64_t last_used_at = unix_now();
@@ -44,7 +49,9 @@ struct workspace_entry {
 
 struct registry_state {
   workspace_registry_config config;
+  std::string snapshots_dir;  // <dir>/snapshots
   std::map<std::string, workspace_entry> entries;  // by id
+  std::map<std::string, std::size_t> restoring_from;  // snapshot id -> restores reading it now
   bool stopped = false;
   static inline const char* name = "workspace_registry";
 };
@@ -60,6 +67,17 @@ workspace_entry* find(registry_state& st, const std::string& ref, const std::str
   for (auto& [id, e] : st.entries)
     if (e.record.owner == principal && (id == ref || (!e.record.name.empty() && e.record.name == ref))) return &e;
   return nullptr;
+}
+
+// Why a workspace that is not ready refuses a call that needs it so.
+failure not_ready(const workspace_entry& e) {
+  return make_failure(failure_kind::conflict, "workspace " + e.record.id + " is " + to_string(e.phase) +
+                                                  "; try again when that is done");
+}
+
+// File calls that change nothing may go on while a snapshot is taken.
+bool reads_only(const file_call& call) {
+  return call.what == file_call::op::read || call.what == file_call::op::list || call.what == file_call::op::stat;
 }
 
 workspace_paths paths_of(const workspace_entry& e) { return {e.dir + "/root", e.dir + "/marks", kWorkspaceMountAt}; }
@@ -82,6 +100,7 @@ caf::result<Reply> on_worker(self_ptr self, workspace_entry& e, Ts&&... xs) {
 workspace_info info_of(const workspace_entry& e) {
   workspace_info info;
   info.record = e.record;
+  info.phase = e.phase;
   info.running = e.running;
   info.last_used_at = e.last_used_at;
   auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - e.last_used).count();
@@ -169,7 +188,96 @@ expected<std::int64_t> narrowed(const char* what, std::chrono::milliseconds sett
   return asked->count();
 }
 
-workspace_reply create(self_ptr self, const workspace_options& o, const std::string& principal) {
+// A workspace made from a snapshot is listed (it counts against the caps, its name is
+// taken) but lends itself to nothing until its files are unpacked and checked; if that
+// fails, it goes again and the caller hears why.
+caf::result<workspace_reply> restore_into(self_ptr self, workspace_entry e) {
+  auto& st = self->state;
+  auto id = e.record.id;
+  auto snapshot = e.record.from_snapshot;
+  e.phase = workspace_phase::restoring;
+  auto paths = paths_of(e);
+  st.entries.emplace(id, std::move(e));
+  ++st.restoring_from[snapshot];
+  auto rp = self->make_response_promise<workspace_reply>();
+  auto finish = [self, rp, id, snapshot](std::optional<failure> failed) mutable {
+    auto& s = self->state;
+    if (--s.restoring_from[snapshot] == 0) s.restoring_from.erase(snapshot);
+    auto it = s.entries.find(id);
+    if (it == s.entries.end()) {
+      rp.deliver(workspace_reply{false, make_failure(failure_kind::refused, "the runtime stopped while restoring"), {}});
+      return;
+    }
+    auto& entry = it->second;
+    if (!failed)
+      if (auto written = write_record(entry.dir, entry.record); !written) failed = written.error();
+    if (failed) {
+      std::error_code ec;
+      fs::remove_all(entry.dir, ec);
+      s.entries.erase(it);
+      rp.deliver(workspace_reply{false, std::move(*failed), {}});
+      return;
+    }
+    entry.phase = workspace_phase::ready;
+    touch(entry);
+    spdlog::info("workspace {} restored from snapshot {} for {}", id, snapshot, entry.record.owner);
+    rp.deliver(workspace_reply{true, {}, info_of(entry)});
+  };
+  self->request(spawn_file_worker(self->system(), paths), caf::infinite, ws_restore_atom::value, st.snapshots_dir, snapshot)
+      .then([finish](changes_reply& r) mutable { finish(r.ok ? std::nullopt : std::optional<failure>(r.error)); },
+            [finish](caf::error& err) mutable {
+              finish(make_failure(failure_kind::internal, "the restore's worker failed: " + caf::to_string(err)));
+            });
+  return rp;
+}
+
+// Archives a quiet workspace: nothing runs in it, and until the archive is written it
+// lends itself to no execution and takes no call that would change its files.
+caf::result<snapshot_reply> snapshot(self_ptr self, const std::string& ref, const std::string& principal) {
+  auto& st = self->state;
+  auto* e = find(st, ref, principal);
+  if (!e) return snapshot_reply{false, no_such(ref), {}};
+  if (e->phase != workspace_phase::ready) return snapshot_reply{false, not_ready(*e), {}};
+  if (e->running > 0)
+    return snapshot_reply{false,
+                          make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
+                                                                   std::to_string(e->running) +
+                                                                   " execution(s) running; a snapshot is taken when "
+                                                                   "nothing runs (this version cannot pause them)"),
+                          {}};
+  if (list_snapshots(st.snapshots_dir, principal).size() >= kMaxSnapshotsPerOwner)
+    return snapshot_reply{false,
+                          make_failure(failure_kind::limit_exceeded,
+                                       "at most " + std::to_string(kMaxSnapshotsPerOwner) + " snapshots per owner: remove one"),
+                          {}};
+  snapshot_job job;
+  job.snapshots_dir = st.snapshots_dir;
+  do job.record.id = new_snapshot_id();
+  while (std::filesystem::exists(st.snapshots_dir + "/" + job.record.id));
+  job.record.owner = principal;
+  job.record.source = e->record.id;
+  job.record.source_name = e->record.name;
+  e->phase = workspace_phase::snapshotting;
+  touch(*e);
+  auto id = e->record.id;
+  auto rp = self->make_response_promise<snapshot_reply>();
+  auto finish = [self, rp, id](snapshot_reply reply) mutable {
+    if (auto it = self->state.entries.find(id); it != self->state.entries.end()) {
+      it->second.phase = workspace_phase::ready;
+      touch(it->second);
+    }
+    if (reply.ok) spdlog::info("snapshot {} taken of workspace {} ({} bytes)", reply.record.id, id, reply.record.bytes);
+    rp.deliver(std::move(reply));
+  };
+  self->request(spawn_file_worker(self->system(), paths_of(*e)), caf::infinite, ws_snap_atom::value, std::move(job))
+      .then([finish](snapshot_reply& r) mutable { finish(std::move(r)); },
+            [finish](caf::error& err) mutable {
+              finish(snapshot_reply{false, make_failure(failure_kind::internal, "the snapshot's worker failed: " + caf::to_string(err)), {}});
+            });
+  return rp;
+}
+
+caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, const std::string& principal) {
   auto& st = self->state;
   auto refuse = [](failure f) { return workspace_reply{false, std::move(f), {}}; };
   if (st.stopped) return refuse(make_failure(failure_kind::refused, "the runtime is stopping"));
@@ -198,6 +306,8 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
   asked.cpu_cores = o.cpu_cores;
   auto effective = tighten(*st.config.prof, asked);
   if (!effective) return refuse(effective.error());
+  if (!o.from_snapshot.empty())
+    if (auto snap = find_snapshot(st.snapshots_dir, o.from_snapshot, principal); !snap) return refuse(snap.error());
 
   workspace_record r;
   do r.id = new_workspace_id();
@@ -211,6 +321,7 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
   r.pids = effective->pids;
   r.cpu_cores = effective->cpu_cores;
   r.keep_files = o.keep_files;
+  r.from_snapshot = o.from_snapshot;
 
   workspace_entry e;
   e.record = r;
@@ -223,6 +334,7 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
       fs::remove_all(e.dir, ec);
       return refuse(make_failure(failure_kind::internal, "mkdir " + d + ": " + std::strerror(err)));
     }
+  if (!r.from_snapshot.empty()) return restore_into(self, std::move(e));
   // The mark "changes" compare against by default: the empty tree it starts as.
   auto creation = set_mark(paths_of(e), "creation");
   auto written = creation.ok ? write_record(e.dir, r) : status(creation.error);
@@ -233,7 +345,7 @@ workspace_reply create(self_ptr self, const workspace_options& o, const std::str
   }
   spdlog::info("workspace {} created{} for {}", r.id, r.name.empty() ? "" : " as " + r.name, principal);
   auto [it, inserted] = st.entries.emplace(r.id, std::move(e));
-  return {true, {}, info_of(it->second)};
+  return workspace_reply{true, {}, info_of(it->second)};
 }
 
 // Ends what is idle past its timeout or past its lifetime; a workspace in use ends when its
@@ -244,7 +356,7 @@ void expire(self_ptr self) {
   auto wall = unix_now();
   std::vector<std::pair<std::string, const char*>> ending;
   for (auto& [id, e] : st.entries) {
-    if (e.running > 0) continue;
+    if (e.running > 0 || e.phase != workspace_phase::ready) continue;
     if (wall >= e.record.ends_at) ending.emplace_back(id, "its lifetime is over");
     else if (now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms)) ending.emplace_back(id, "idle");
   }
@@ -266,6 +378,8 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
   return system.spawn([](caf::stateful_actor<registry_state>* self, workspace_registry_config config) -> caf::behavior {
     auto& st = self->state;
     st.config = std::move(config);
+    st.snapshots_dir = st.config.dir + "/snapshots";
+    sweep_partial_snapshots(st.snapshots_dir);
     adopt(st);
     expire(self);
     self->delayed_send(self, tick_interval(st), ws_tick_atom::value);
@@ -285,6 +399,7 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
         [=](ws_end_atom, std::string& ref, std::string& principal, bool keep_files) -> workspace_reply {
           auto* e = find(self->state, ref, principal);
           if (!e) return {false, no_such(ref), {}};
+          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}};
           if (e->running > 0)
             return {false,
                     make_failure(failure_kind::refused, "workspace " + e->record.id + " has " + std::to_string(e->running) +
@@ -300,6 +415,7 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (s.stopped) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, {}, {}};
           auto* e = find(s, ref, principal);
           if (!e) return {false, no_such(ref), {}, {}, {}};
+          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}, {}, {}};
           if (unix_now() >= e->record.ends_at)
             return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {}};
           ++e->running;
@@ -315,17 +431,40 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
         [=](ws_files_atom, std::string& ref, std::string& principal, file_call& call) -> caf::result<file_reply> {
           auto* e = find(self->state, ref, principal);
           if (!e) return file_reply{false, no_such(ref), {}, {}, {}};
+          if (e->phase == workspace_phase::restoring || (e->phase != workspace_phase::ready && !reads_only(call)))
+            return file_reply{false, not_ready(*e), {}, {}, {}};
           return on_worker<file_reply>(self, *e, ws_files_atom::value, std::move(call));
         },
         [=](ws_mark_atom, std::string& ref, std::string& principal, std::string& label) -> caf::result<changes_reply> {
           auto* e = find(self->state, ref, principal);
           if (!e) return changes_reply{false, no_such(ref), {}, {}, false, 0};
+          if (e->phase == workspace_phase::restoring) return changes_reply{false, not_ready(*e), {}, {}, false, 0};
           return on_worker<changes_reply>(self, *e, ws_mark_atom::value, std::move(label));
         },
         [=](ws_changes_atom, std::string& ref, std::string& principal, std::string& since) -> caf::result<changes_reply> {
           auto* e = find(self->state, ref, principal);
           if (!e) return changes_reply{false, no_such(ref), {}, {}, false, 0};
+          if (e->phase == workspace_phase::restoring) return changes_reply{false, not_ready(*e), {}, {}, false, 0};
           return on_worker<changes_reply>(self, *e, ws_changes_atom::value, std::move(since));
+        },
+        [=](ws_snap_atom, std::string& ref, std::string& principal) { return snapshot(self, ref, principal); },
+        [=](ws_snaps_atom, std::string& principal) {
+          return snapshot_list{list_snapshots(self->state.snapshots_dir, principal)};
+        },
+        [=](ws_snapget_atom, std::string& id, std::string& principal) -> snapshot_reply {
+          auto found = find_snapshot(self->state.snapshots_dir, id, principal);
+          if (!found) return {false, found.error(), {}};
+          return {true, {}, std::move(*found)};
+        },
+        [=](ws_snaprm_atom, std::string& id, std::string& principal) -> snapshot_reply {
+          auto& s = self->state;
+          auto found = find_snapshot(s.snapshots_dir, id, principal);
+          if (!found) return {false, found.error(), {}};
+          if (s.restoring_from.count(id))
+            return {false, make_failure(failure_kind::conflict, "snapshot " + id + " is being restored from; remove it after"), {}};
+          if (auto removed = remove_snapshot(s.snapshots_dir, id); !removed) return {false, removed.error(), {}};
+          spdlog::info("snapshot {} removed", id);
+          return {true, {}, std::move(*found)};
         },
         [=](ws_tick_atom) {
           expire(self);
