@@ -19,6 +19,7 @@
 #include "proto/cli/change_lines.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/limit_flags.hpp"
+#include "proto/cli/workspace_verbs.hpp"
 #include "proto/daemon/daemon.hpp"
 #include "proto/daemon/daemon_client.hpp"
 #include "proto/jsonrpc/workspace_json.hpp"
@@ -38,7 +39,9 @@ lifetime's end.
 
 verbs:
   create [NAME] [--idle D] [--lifetime D] [--memory SIZE] [--pids N] [--cpu CORES]
-         [--keep-files]           make one; prints its id (limits only narrow the daemon's)
+         [--keep-files] [--from-snapshot S]
+                                  make one (its files as snapshot S holds them, if given);
+                                  prints its id (limits only narrow the daemon's)
   ls                              yours, one a line: id, name, running, idle left, ends
   inspect W                       one as JSON
   exec W [--changes] [run options] -- PROGRAM [ARGS...]
@@ -51,6 +54,9 @@ verbs:
   changes W [--since MARK]        what was added (A), modified (M) or removed (D) since MARK
                                   (default: since the workspace was made)
   rm W [--keep-files]             end it (its files go too, unless kept)
+  snapshot W                      archive W's files (nothing may run in it); prints the id
+  snapshots                       yours, one a line: id, workspace, bytes, entries, taken
+  snapshot-rm S                   remove snapshot S
 
 W is a workspace's id or name. Durations: 500ms, 30s, 5m, 2h or plain seconds.
 --connect SOCKET  the daemon (default: its default socket)
@@ -61,82 +67,12 @@ exit status: 0 done; 125 refused or failed (the reason on stderr); exec: as corr
 
 constexpr std::uint64_t kPiece = kMaxFilePiece;
 
-struct ws_args {
-  std::string socket;
-  bool json = false;
-  std::vector<std::string> rest;  // the verb's own arguments, in order
-};
-
-int refuse(const failure& f) {
-  std::cerr << "corral workspace: " << f.describe() << "\n";
-  return kExitRefused;
-}
-
-int usage_error(const std::string& what) {
-  std::cerr << "corral workspace: " << what << "\n" << kUsage;
-  return kExitRefused;
-}
-
-// Reads --connect and --json wherever they stand before "--" (exec's program may use them).
-ws_args split_common(const std::vector<std::string>& args) {
-  ws_args out;
-  bool program = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const auto& a = args[i];
-    if (program) {
-      out.rest.push_back(a);
-      continue;
-    }
-    if (a == "--") program = true;
-    if (a == "--connect" && i + 1 < args.size()) {
-      out.socket = args[++i];
-      continue;
-    }
-    if (a == "--json") {
-      out.json = true;
-      continue;
-    }
-    out.rest.push_back(a);
-  }
-  if (out.socket.empty()) out.socket = default_socket_path();
-  return out;
-}
-
-expected<daemon_client> connect(const ws_args& a) {
-  auto c = daemon_client::connect(a.socket);
-  if (!c)
-    return make_failure(c.error().kind, c.error().message + "; workspaces live in the daemon: start `corral serve` "
-                                                            "(or name its socket with --connect)");
-  return c;
-}
-
-// One call; its answer printed as JSON with --json, else by `show`.
-template <class Show>
-int call_and_show(const ws_args& a, const std::string& method, const json& params, Show show) {
-  auto c = connect(a);
-  if (!c) return refuse(c.error());
-  auto r = c->call(method, params);
-  if (!r) return refuse(r.error());
-  if (a.json) std::cout << r->dump() << "\n";
-  else show(*r);
-  return 0;
-}
-
 std::string seconds_text(double s) {
   if (s <= 0) return "-";
   auto whole = static_cast<long long>(s);
   if (whole >= 3600) return std::to_string(whole / 3600) + "h" + std::to_string(whole % 3600 / 60) + "m";
   if (whole >= 60) return std::to_string(whole / 60) + "m" + std::to_string(whole % 60) + "s";
   return std::to_string(whole) + "s";
-}
-
-std::string time_text(std::int64_t unix_seconds) {
-  std::time_t t = unix_seconds;
-  std::tm tm{};
-  ::localtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M", &tm);
-  return buf;
 }
 
 expected<std::string> flag_value(const std::vector<std::string>& v, std::size_t& i) {
@@ -159,6 +95,10 @@ int create(const ws_args& a) {
       (v[i - 1] == "--idle" ? o.idle_timeout : o.lifetime) = *d;
     } else if (v[i] == "--keep-files") {
       o.keep_files = true;
+    } else if (v[i] == "--from-snapshot") {
+      auto id = flag_value(v, i);
+      if (!id) return usage_error(id.error().message);
+      o.from_snapshot = *id;
     } else if (!v[i].empty() && v[i][0] == '-') {
       return usage_error("unknown option " + v[i] + " for create");
     } else if (o.name.empty()) {
@@ -381,6 +321,8 @@ int exec(const ws_args& a) {
 
 } // namespace
 
+const char* workspace_usage() { return kUsage; }
+
 int workspace_command(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     std::cout << kUsage;
@@ -397,6 +339,9 @@ int workspace_command(const std::vector<std::string>& args) {
   if (verb == "mark") return mark(a);
   if (verb == "changes") return changes(a);
   if (verb == "rm" || verb == "end") return remove(a);
+  if (verb == "snapshot") return snapshot_verb(a);
+  if (verb == "snapshots") return snapshots_verb(a);
+  if (verb == "snapshot-rm") return snapshot_rm_verb(a);
   return usage_error("unknown verb '" + verb + "'");
 }
 

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/workspaces/workspace_snapshots.hpp"
 #include "proto/jsonrpc/param_values.hpp"
 #include "proto/jsonrpc/workspace_json.hpp"
 
@@ -17,6 +18,9 @@ using nlohmann::json;
 // covers the largest one this machine class scans, and a wedged registry still answers.
 constexpr std::chrono::seconds kRegistryBound{10};
 constexpr std::chrono::seconds kTreeBound{120};
+// A snapshot or a restore compresses or unpacks the whole tree: ten minutes covers a
+// million entries and gigabytes on this machine class.
+constexpr std::chrono::seconds kArchiveBound{600};
 
 void fail(connection_self self, const failure& f, const json& id) {
   write_line(self, rpc::error_line(rpc::error_from(f, id)));
@@ -28,6 +32,7 @@ const failure* failed(const Reply& reply) {
   return reply.ok ? nullptr : &reply.error;
 }
 const failure* failed(const workspace_list&) { return nullptr; }
+const failure* failed(const snapshot_list&) { return nullptr; }
 
 // One call to the registry, counted as in flight until its answer is written, so the
 // connection neither idles out nor hangs up under it.
@@ -59,7 +64,8 @@ void ask(connection_self self, const rpc::request& r, std::chrono::seconds bound
 void create(connection_self self, const rpc::request& r) {
   auto options = workspace_options_from_json(r.params);
   if (!options) return fail(self, options.error(), r.id);
-  ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); },
+  auto bound = options->from_snapshot.empty() ? kRegistryBound : kArchiveBound;
+  ask<workspace_reply>(self, r, bound, [](workspace_reply& w) { return to_json(w.info); },
                        ws_create_atom::value, std::move(*options), connection_principal(self));
 }
 
@@ -139,6 +145,44 @@ void changes(connection_self self, const rpc::request& r) {
                      ws_changes_atom::value, std::move(*ref), connection_principal(self), std::move(since));
 }
 
+void snapshot(connection_self self, const rpc::request& r) {
+  if (!only_params(self, r, {"workspace"})) return;
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  ask<snapshot_reply>(self, r, kArchiveBound, [](snapshot_reply& s) { return to_json(s.record); }, ws_snap_atom::value,
+                      std::move(*ref), connection_principal(self));
+}
+
+void list_snapshots(connection_self self, const rpc::request& r) {
+  if (!only_params(self, r, {})) return;
+  ask<snapshot_list>(
+      self, r, kRegistryBound,
+      [](snapshot_list& l) {
+        json items = json::array();
+        for (auto& s : l.items) items.push_back(to_json(s));
+        return json{{"snapshots", std::move(items)}};
+      },
+      ws_snaps_atom::value, connection_principal(self));
+}
+
+// snapshot.inspect and snapshot.remove: one snapshot, named by its id.
+template <class Atom>
+void one_snapshot(connection_self self, const rpc::request& r, Atom atom, bool removing) {
+  if (!only_params(self, r, {"snapshot"})) return;
+  auto it = r.params.find("snapshot");
+  if (it == r.params.end()) return fail(self, bad_param("snapshot", "given: a snapshot id (s- and 12 hex digits)"), r.id);
+  auto id = string_param(*it, "snapshot");
+  if (!id) return fail(self, id.error(), r.id);
+  ask<snapshot_reply>(
+      self, r, kRegistryBound,
+      [removing](snapshot_reply& s) {
+        auto j = to_json(s.record);
+        if (removing) j["removed"] = true;
+        return j;
+      },
+      atom, std::move(*id), connection_principal(self));
+}
+
 } // namespace
 
 std::string connection_principal(connection_self self) {
@@ -147,7 +191,7 @@ std::string connection_principal(connection_self self) {
 
 bool workspace_method(connection_self self, const rpc::request& r) {
   static const std::string files_prefix = "workspace.files.";
-  if (r.method.rfind("workspace.", 0) != 0) return false;
+  if (r.method.rfind("workspace.", 0) != 0 && r.method.rfind("snapshot.", 0) != 0) return false;
   if (!self->state.info->workspaces) {
     fail(self, make_failure(failure_kind::refused, "this daemon keeps no workspaces"), r.id);
     return true;
@@ -158,6 +202,10 @@ bool workspace_method(connection_self self, const rpc::request& r) {
   else if (r.method == "workspace.end") end(self, r);
   else if (r.method == "workspace.mark") mark(self, r);
   else if (r.method == "workspace.changes") changes(self, r);
+  else if (r.method == "workspace.snapshot") snapshot(self, r);
+  else if (r.method == "snapshot.list") list_snapshots(self, r);
+  else if (r.method == "snapshot.inspect") one_snapshot(self, r, ws_snapget_atom::value, false);
+  else if (r.method == "snapshot.remove") one_snapshot(self, r, ws_snaprm_atom::value, true);
   else if (r.method.rfind(files_prefix, 0) == 0) files(self, r, r.method.substr(files_prefix.size()));
   else reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
   return true;

@@ -102,6 +102,7 @@ expected<workspace_options> workspace_options_from_json(const json& params) {
     else if (key == "pids_limit") read = read_into(positive_param(v, key), o.pids);
     else if (key == "cpu_cores") read = read_into(positive_number_param(v, key), o.cpu_cores);
     else if (key == "keep_files") read = read_into(bool_param(v, key), o.keep_files);
+    else if (key == "from_snapshot") read = read_into(string_param(v, key), o.from_snapshot);
     else return unknown(key, "workspace.create");
     if (!read) return read.error();
   }
@@ -117,6 +118,7 @@ json workspace_options_to_json(const workspace_options& o) {
   if (o.pids) j["pids_limit"] = *o.pids;
   if (o.cpu_cores) j["cpu_cores"] = *o.cpu_cores;
   if (o.keep_files) j["keep_files"] = true;
+  if (!o.from_snapshot.empty()) j["from_snapshot"] = o.from_snapshot;
   return j;
 }
 
@@ -231,12 +233,32 @@ json to_json(const workspace_info& info) {
          {"idle_timeout", r.idle_timeout_ms / 1000.0},
          {"idle_left", info.idle_left_ms / 1000.0},
          {"last_used_at", info.last_used_at},
+         {"phase", to_string(info.phase)},
          {"running", info.running},
          {"limits", limits},
          {"keep_files", r.keep_files},
          {"not_enforced", info.not_enforced}};
   if (r.ended) j["ended"] = true;
+  if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
   return j;
+}
+
+json to_json(const snapshot_record& s) {
+  json skipped = json::array();
+  for (auto& path : s.skipped) {
+    json one = json::object();
+    put_bytes(one, "path", jail_path(path, kWorkspaceMountAt));
+    skipped.push_back(std::move(one));
+  }
+  return json{{"snapshot", s.id},
+              {"workspace", s.source},
+              {"workspace_name", s.source_name},
+              {"created_at", s.created_at},
+              {"digest", s.digest},
+              {"bytes", s.bytes},
+              {"entries", s.entries},
+              {"content_bytes", s.content_bytes},
+              {"skipped", skipped}};
 }
 
 json to_json(const tree_entry& e, const std::string& mount_at) {

@@ -9,12 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/workspaces/workspace_messages.hpp"
+#include "tiers/workspace/snapshot_record.hpp"
 #include "config/failure.hpp"
 
 namespace corral {
 
 // workspace.create: name, idle_timeout and lifetime (seconds), memory_limit, pids_limit,
-// cpu_cores, keep_files.
+// cpu_cores, keep_files, from_snapshot.
 expected<workspace_options> workspace_options_from_json(const nlohmann::json& params);
 nlohmann::json workspace_options_to_json(const workspace_options& options);
 
@@ -27,6 +28,9 @@ expected<file_call> file_call_from_json(const std::string& op, const nlohmann::j
 nlohmann::json file_call_to_json(const std::string& ref, const file_call& call);
 
 nlohmann::json to_json(const workspace_info& info);
+// A snapshot as workspace.snapshot, snapshot.list and snapshot.inspect answer it: id,
+// source workspace, digest, sizes, and the paths it skipped (FIFOs, sockets, devices).
+nlohmann::json to_json(const snapshot_record& snapshot);
 nlohmann::json to_json(const tree_entry& entry, const std::string& mount_at);
 // A file call's answer for its op: read's data (base64 when not UTF-8), list's entries,
 // the entry that stat and every change leave, remove's {"removed": true}.

@@ -242,6 +242,12 @@ class AsyncClient:
     async def list_workspaces(self) -> List[Json]:
         return (await self.call("workspace.list"))["workspaces"]
 
+    async def list_snapshots(self) -> List[Json]:
+        return (await self.call("snapshot.list"))["snapshots"]
+
+    async def remove_snapshot(self, snapshot: str) -> Json:
+        return await self.call("snapshot.remove", {"snapshot": snapshot})
+
     async def cancel(self, call_id: int) -> Json:
         return await self.call("cancel", {"id": call_id})
 

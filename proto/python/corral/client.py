@@ -226,7 +226,8 @@ class Client:
 
     def create_workspace(self, name: Optional[str] = None, keep: bool = False, **options: Any) -> Workspace:
         """Makes a workspace (see corral.workspace). Options narrow the daemon's settings:
-        idle_timeout, lifetime (seconds), memory_limit, pids_limit, cpu_cores, keep_files.
+        idle_timeout, lifetime (seconds), memory_limit, pids_limit, cpu_cores, keep_files,
+        from_snapshot (a snapshot id: the files start as it holds them).
         keep=True: leaving a `with` block does not end it."""
         if name is not None:
             options["name"] = name
@@ -238,6 +239,12 @@ class Client:
 
     def list_workspaces(self) -> List[Json]:
         return self.call("workspace.list")["workspaces"]
+
+    def list_snapshots(self) -> List[Json]:
+        return self.call("snapshot.list")["snapshots"]
+
+    def remove_snapshot(self, snapshot: str) -> Json:
+        return self.call("snapshot.remove", {"snapshot": snapshot})
 
     def cancel(self, call_id: int) -> Json:
         """Cancels this connection's call `call_id` (an exec)."""

@@ -111,6 +111,12 @@ class Workspace:
         """Added, modified and removed entries since the mark (each with its sha256)."""
         return self._call("workspace.changes", since=since)["changes"]
 
+    # -- snapshots --------------------------------------------------------------------------
+    def snapshot(self) -> Json:
+        """Archives the files (nothing may run in it meanwhile): {snapshot, digest, bytes, ...}.
+        Client.create_workspace(from_snapshot=...) starts a workspace from it."""
+        return self._call("workspace.snapshot")
+
     # -- life -----------------------------------------------------------------------------
     def inspect(self) -> Json:
         self.info = self._call("workspace.inspect")
@@ -178,6 +184,9 @@ class AsyncWorkspace:
 
     async def changes(self, since: str = "creation") -> List[Json]:
         return (await self._call("workspace.changes", since=since))["changes"]
+
+    async def snapshot(self) -> Json:
+        return await self._call("workspace.snapshot")
 
     async def inspect(self) -> Json:
         self.info = await self._call("workspace.inspect")

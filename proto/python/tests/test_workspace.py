@@ -88,6 +88,44 @@ class WorkspaceTest(unittest.TestCase):
             self.assertIn("name", e.exception.message)
             self.assertEqual(ws.read("keep.txt"), b"still here\n")
 
+    def test_a_snapshot_starts_a_new_workspace_with_the_same_files_from_the_client_and_the_cli(self):
+        import subprocess
+        from daemon_fixture import BIN
+        with Client(self.sock) as c:
+            with c.create_workspace(name="py-snap-src") as ws:
+                blob = os.urandom(100000)
+                ws.write("data/blob.bin", blob, parents=True)
+                ws.exec(["sh", "-c", "ln -s data/blob.bin link && chmod 0700 data"], timeout=30)
+                snap = ws.snapshot()
+            self.assertTrue(snap["snapshot"].startswith("s-"), snap)
+            self.assertTrue(snap["digest"].startswith("sha256:"), snap)
+            self.assertEqual(snap["workspace_name"], "py-snap-src")
+            self.assertIn(snap["snapshot"], [s["snapshot"] for s in c.list_snapshots()])
+            with c.create_workspace(name="py-snap-copy", from_snapshot=snap["snapshot"]) as copy:
+                self.assertEqual(copy.info["from_snapshot"], snap["snapshot"])
+                self.assertEqual(copy.read("link"), blob)
+                self.assertEqual(copy.stat("data")["mode"], 0o700)
+                self.assertEqual(copy.stat("link")["symlink_target"], "data/blob.bin")
+            # The CLI: list, start a workspace from it, remove it.
+            cli = [BIN, "workspace", "--connect", self.sock]
+            listed = subprocess.run(cli[:2] + ["snapshots"] + cli[2:], capture_output=True, text=True, timeout=60)
+            self.assertEqual(listed.returncode, 0, listed.stderr)
+            self.assertIn(snap["snapshot"], listed.stdout)
+            made = subprocess.run(cli[:2] + ["create", "py-snap-cli", "--from-snapshot", snap["snapshot"]] + cli[2:],
+                                  capture_output=True, text=True, timeout=60)
+            self.assertEqual(made.returncode, 0, made.stderr)
+            self.assertEqual(c.workspace("py-snap-cli").read("data/blob.bin"), blob)
+            c.workspace("py-snap-cli").end()
+            gone = subprocess.run(cli[:2] + ["snapshot-rm", snap["snapshot"]] + cli[2:], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(gone.returncode, 0, gone.stderr)
+            with self.assertRaises(CorralError) as e:
+                c.call("snapshot.inspect", {"snapshot": snap["snapshot"]})
+            self.assertEqual(e.exception.code, NOT_FOUND)
+            with self.assertRaises(CorralError) as e:
+                c.create_workspace(from_snapshot=snap["snapshot"])
+            self.assertEqual(e.exception.code, NOT_FOUND)
+
 
 if __name__ == "__main__":
     unittest.main()
