@@ -8,6 +8,9 @@ all measured in this one run, median and p90 in microseconds:
   workspace_exec       exec /bin/true in a workspace made earlier (its files kept)
   workspace_exec_changes           the same with changes=True over IMAGE_FILES files
   podman_run_rm        podman run --rm of the local busybox image, true (when podman is here)
+  snapshot / restore   workspace.snapshot, and workspace.create from it, of IMAGE_FILES small
+                       files and SNAP_BLOB_MB of random bytes, against GNU tar --zstd
+                       archiving and unpacking the same directory from the host (tar_c, tar_x)
 and each one's ratio to posix_spawn, and workspace_exec's to oneshot_exec.
 Usage: bench_workspace.py CORRAL_BINARY [N] [PODMAN_IMAGE]"""
 
@@ -22,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corral import Client  # noqa: E402
 
 IMAGE_FILES = 1000
+SNAP_BLOB_MB = 32
 
 
 def stats(samples):
@@ -41,6 +45,24 @@ def timed(n, fn):
 def spawn_true():
     pid = os.posix_spawn("/bin/true", ["/bin/true"], {})
     os.waitpid(pid, 0)
+
+
+def snapshot_figures(c, ws, root, scratch, k, figures):
+    ws.write("blob.bin", os.urandom(SNAP_BLOB_MB << 20))
+    snaps, restored = [], []
+    figures["snapshot"] = timed(k, lambda: snaps.append(ws.snapshot()["snapshot"]))
+    figures["restore"] = timed(k, lambda: restored.append(c.create_workspace(from_snapshot=snaps[0])))
+    for w in restored:
+        w.end()
+    for s in snaps:
+        c.remove_snapshot(s)
+    archive = os.path.join(scratch, "peer.tar.zst")
+    figures["tar_c"] = timed(k, lambda: subprocess.run(["tar", "--zstd", "-cf", archive, "-C", root, "."], check=True))
+    # Each unpack into a fresh empty directory, made before the clock starts (as a restore's is).
+    targets = [os.path.join(scratch, "peer-x%d" % i) for i in range(k)]
+    for t in targets:
+        os.mkdir(t)
+    figures["tar_x"] = timed(k, lambda: subprocess.run(["tar", "--zstd", "-xf", archive, "-C", targets.pop()], check=True))
 
 
 def main():
@@ -88,6 +110,7 @@ def main():
                                   "echo $i > f$i; i=$((i+1)); done" % IMAGE_FILES]))
                 figures["workspace_exec"] = timed(n, lambda: ok(ws.exec(["/bin/true"])))
                 figures["workspace_exec_changes"] = timed(max(10, n // 5), lambda: ok(ws.exec(["/bin/true"], changes=True)))
+                snapshot_figures(c, ws, os.path.join(d, "workspaces", ws.id, "root"), d, max(5, n // 20), figures)
     finally:
         daemon.terminate()
         daemon.wait(timeout=30)
@@ -108,6 +131,8 @@ def main():
     print("workspace_exec_vs_oneshot ratio=%.2f" % (stats(figures["workspace_exec"])[0] / oneshot))
     print("workspace_create_to_first_exec_vs_oneshot ratio=%.2f" %
           (stats(figures["workspace_create_to_first_exec"])[0] / oneshot))
+    print("snapshot_vs_tar_c ratio=%.2f" % (stats(figures["snapshot"])[0] / stats(figures["tar_c"])[0]))
+    print("restore_vs_tar_x ratio=%.2f" % (stats(figures["restore"])[0] / stats(figures["tar_x"])[0]))
     if "podman_run_rm" in figures:
         print("workspace_exec_vs_podman_run_rm ratio=%.3f" %
               (stats(figures["workspace_exec"])[0] / stats(figures["podman_run_rm"])[0]))
