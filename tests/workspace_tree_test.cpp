@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <fstream>
-#include <openssl/evp.h>
 #include <optional>
 #include <sys/stat.h>
 #include <thread>
@@ -15,8 +14,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "config/sha256.hpp"
 #include "runtime_fixture.hpp"
 #include "tiers/workspace/change_manifest.hpp"
+#include "tiers/workspace/hash_cache.hpp"
 #include "tiers/workspace/workspace_path.hpp"
 #include "tiers/workspace/workspace_tree.hpp"
 
@@ -24,19 +25,6 @@ using namespace corral;
 using corral::testing::temp_dir;
 
 namespace {
-
-std::string sha256_hex(std::string_view data) {
-  unsigned char md[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  REQUIRE(EVP_Digest(data.data(), data.size(), md, &len, EVP_sha256(), nullptr) == 1);
-  std::string hex;
-  char byte[3];
-  for (unsigned i = 0; i < len; ++i) {
-    std::snprintf(byte, sizeof byte, "%02x", md[i]);
-    hex += byte;
-  }
-  return hex;
-}
 
 // sha256sum's opinion of a host file: a second implementation to check ours against.
 std::string sha256sum_of(const std::string& path) {
@@ -439,6 +427,75 @@ TEST_CASE("a workspace manifest diff sees what changed and refuses past its entr
   CHECK(bounded.error().kind == failure_kind::limit_exceeded);
   CHECK(bounded.error().message.find("more than 3 entries") != std::string::npos);
   CHECK(scan_tree(*f.tree, after->size()));
+}
+
+TEST_CASE("a hash cache reads no unchanged file again and never serves a stale digest, even with mtime put back",
+          "[workspace_tree]") {
+  using namespace std::chrono_literals;
+  tree_fixture f;
+  temp_dir side("corral-hashcache-");
+  auto cache_path = side.path() + "/hashcache";
+  for (int i = 0; i < 20; ++i) REQUIRE(f.tree->write("f" + std::to_string(i), "content " + std::to_string(i), 0644, false));
+  auto digest_of = [](const std::vector<manifest_entry>& m, const std::string& path) {
+    for (auto& e : m)
+      if (e.path == path) return e.sha256;
+    return std::string();
+  };
+  auto scan = [&](std::chrono::nanoseconds margin, std::size_t& hits, std::size_t& hashed) {
+    // The coarse clock file times come from ticks every few ms: a pause puts the writes
+    // before the scan's start.
+    std::this_thread::sleep_for(50ms);
+    hash_cache c(cache_path, margin);
+    auto m = scan_tree(*f.tree, 100, &c);
+    REQUIRE(m);
+    c.save();
+    hits = c.hits();
+    hashed = c.hashed();
+    auto plain = scan_tree(*f.tree, 100);
+    REQUIRE(plain);
+    CHECK(*m == *plain);  // the cache never changes what a scan says
+    return std::move(*m);
+  };
+  std::size_t hits = 0, hashed = 0;
+  scan(0ns, hits, hashed);
+  CHECK(hits == 0);
+  CHECK(hashed == 20);
+  scan(0ns, hits, hashed);
+  CHECK(hits == 20);
+  CHECK(hashed == 0);
+
+  // New bytes of the same size written in place (the inode stays), and the old mtime put
+  // back as a program could: the ctime moved, so the file is read again.
+  struct stat before {};
+  REQUIRE(::stat(f.in_root("f3").c_str(), &before) == 0);
+  {
+    std::fstream io(f.in_root("f3"), std::ios::in | std::ios::out | std::ios::binary);
+    io << "CONTENT 3";
+  }
+  struct timespec times[2] = {before.st_atim, before.st_mtim};
+  REQUIRE(::utimensat(AT_FDCWD, f.in_root("f3").c_str(), times, 0) == 0);
+  auto m = scan(0ns, hits, hashed);
+  CHECK(hits == 19);
+  CHECK(hashed == 1);
+  CHECK(digest_of(m, "f3") == sha256_hex("CONTENT 3"));
+  CHECK(digest_of(m, "f3") == sha256sum_of(f.in_root("f3")));
+
+  // Racy: with the default margin a file written just now is hashed but not remembered, so
+  // rewritten at once (same size, same clock tick) the next scan still reads its new bytes.
+  put(f.in_root("f5"), "racy one");
+  scan(hash_cache::kDefaultRacyMargin, hits, hashed);
+  {
+    std::fstream io(f.in_root("f5"), std::ios::in | std::ios::out | std::ios::binary);
+    io << "RACY ONE";
+  }
+  m = scan(hash_cache::kDefaultRacyMargin, hits, hashed);
+  CHECK(digest_of(m, "f5") == sha256_hex("RACY ONE"));
+
+  // A damaged cache file costs a full hash, nothing else.
+  put(cache_path, "corral-hashcache 1\n1 2 3 4 5 zz\ngarbage");
+  m = scan(0ns, hits, hashed);
+  CHECK(hits == 0);
+  CHECK(digest_of(m, "f5") == sha256_hex("RACY ONE"));
 }
 
 TEST_CASE("a directory swapped with a symlink out while 1000 reads run never yields host bytes", "[workspace_tree]") {

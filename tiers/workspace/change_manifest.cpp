@@ -44,6 +44,7 @@ std::int64_t mtime_ns(const struct stat& st) {
 
 struct scanner {
   std::size_t max_entries;
+  hash_cache* cache;
   std::vector<manifest_entry> out;
 
   failure too_many() const {
@@ -64,6 +65,16 @@ struct scanner {
       }
       manifest_entry e;
       e.path = path;
+      if (S_ISREG(st.st_mode) && cache) {
+        if (auto known = cache->lookup(st)) {
+          e.type = 'f';
+          e.size = static_cast<std::uint64_t>(st.st_size);
+          e.sha256 = std::move(*known);
+          e.mode = st.st_mode & 07777;
+          e.mtime_ns = mtime_ns(st);
+          return std::optional<manifest_entry>{std::move(e)};
+        }
+      }
       if (S_ISREG(st.st_mode)) {
         owned_fd fd(open_beneath(dir, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, link_policy::no_links));
         if (!fd.valid()) {
@@ -75,6 +86,7 @@ struct scanner {
         if (!S_ISREG(st.st_mode)) continue;
         auto digest = sha256_of(fd.get(), path);
         if (!digest) return digest.error();
+        if (cache) cache->store(st, *digest);
         e.type = 'f';
         e.size = static_cast<std::uint64_t>(st.st_size);
         e.sha256 = std::move(*digest);
@@ -130,8 +142,8 @@ struct scanner {
 
 } // namespace
 
-expected<std::vector<manifest_entry>> scan_tree(const workspace_tree& tree, std::size_t max_entries) {
-  scanner s{max_entries, {}};
+expected<std::vector<manifest_entry>> scan_tree(const workspace_tree& tree, std::size_t max_entries, hash_cache* cache) {
+  scanner s{max_entries, cache, {}};
   if (auto walked = s.walk(tree.root_fd(), "", 0); !walked) return walked.error();
   std::sort(s.out.begin(), s.out.end(), [](const manifest_entry& a, const manifest_entry& b) { return a.path < b.path; });
   return std::move(s.out);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "config/failure.hpp"
+#include "tiers/workspace/hash_cache.hpp"
 #include "tiers/workspace/workspace_tree.hpp"
 
 namespace corral {
@@ -33,9 +34,10 @@ inline constexpr unsigned max_scan_depth = 128;
 
 // Every entry below the root, sorted by path (byte order). Fails, naming the bound, when
 // the tree holds more than max_entries entries or nests deeper than max_scan_depth.
-// Every file is hashed on every scan; a cache keyed by (dev, ino, ctime_ns, size), as the
-// design's `hashcache` describes, is the later speed-up.
-expected<std::vector<manifest_entry>> scan_tree(const workspace_tree& tree, std::size_t max_entries);
+// With a cache, a file that looks as it did at an earlier scan (hash_cache.hpp) is not read
+// again; the caller saves the cache after.
+expected<std::vector<manifest_entry>> scan_tree(const workspace_tree& tree, std::size_t max_entries,
+                                                hash_cache* cache = nullptr);
 
 struct tree_change {
   enum class kind { added, modified, removed } what = kind::added;
