@@ -136,6 +136,14 @@ file_reply run_file_call(const workspace_paths& at, const file_call& call) {
   return refused(make_failure(failure_kind::invalid_request, "unknown file operation"));
 }
 
+expected<std::vector<manifest_entry>> scan_files(const workspace_tree& tree, const workspace_paths& at) {
+  if (at.hashes.empty()) return scan_tree(tree, kMaxTreeEntries);
+  hash_cache cache(at.hashes);
+  auto now = scan_tree(tree, kMaxTreeEntries, &cache);
+  if (now) cache.save();
+  return now;
+}
+
 changes_reply set_mark(const workspace_paths& at, const std::string& label) {
   if (!valid_mark(label))
     return changes_failed(make_failure(failure_kind::invalid_request,
@@ -146,7 +154,7 @@ changes_reply set_mark(const workspace_paths& at, const std::string& label) {
                                          "at most " + std::to_string(kMaxMarks) + " marks per workspace"));
   auto tree = open_tree(at);
   if (!tree) return changes_failed(tree.error());
-  auto now = scan_tree(*tree, kMaxTreeEntries);
+  auto now = scan_files(*tree, at);
   if (!now) return changes_failed(now.error());
   if (auto s = write_mark(at, label, *now); !s) return changes_failed(s.error());
   changes_reply r;
@@ -169,7 +177,7 @@ changes_reply changes_since(const workspace_paths& at, const std::string& since)
 tree_manifest scan_workspace(const workspace_paths& at) {
   auto tree = open_tree(at);
   if (!tree) return {false, tree.error(), nullptr};
-  auto now = scan_tree(*tree, kMaxTreeEntries);
+  auto now = scan_files(*tree, at);
   if (!now) return {false, now.error(), nullptr};
   return {true, {}, std::make_shared<const std::vector<manifest_entry>>(std::move(*now))};
 }
@@ -177,7 +185,7 @@ tree_manifest scan_workspace(const workspace_paths& at) {
 changes_reply changes_against(const workspace_paths& at, const std::vector<manifest_entry>& before) {
   auto tree = open_tree(at);
   if (!tree) return changes_failed(tree.error());
-  auto now = scan_tree(*tree, kMaxTreeEntries);
+  auto now = scan_files(*tree, at);
   if (!now) return changes_failed(now.error());
   changes_reply r;
   r.ok = true;

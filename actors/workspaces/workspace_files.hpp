@@ -17,6 +17,7 @@ struct workspace_paths {
   std::string root;
   std::string marks;  // <workspace dir>/marks: manifests, outside the files
   std::string mount_at = kWorkspaceMountAt;
+  std::string hashes;  // <workspace dir>/hashcache (tiers/workspace/hash_cache.hpp); "": none
 };
 
 inline constexpr std::size_t kMaxTreeEntries = 1'000'000;  // a scan past this is refused
@@ -24,6 +25,9 @@ inline constexpr std::size_t kMaxChanges = 10'000;         // a longer list is t
 inline constexpr std::size_t kMaxMarks = 32;               // user marks per workspace
 
 file_reply run_file_call(const workspace_paths& at, const file_call& call);
+
+// The files now, hashing only what changed since the last scan (at.hashes).
+expected<std::vector<manifest_entry>> scan_files(const workspace_tree& tree, const workspace_paths& at);
 
 // The manifest of the files now, saved as mark `label` ("creation" at create).
 changes_reply set_mark(const workspace_paths& at, const std::string& label);

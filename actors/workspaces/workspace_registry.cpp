@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
+#include "actors/workspaces/registry_state.hpp"
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "actors/workspaces/workspace_snapshots.hpp"
@@ -20,73 +21,14 @@
 
 namespace corral {
 
+using namespace registry;
+
 namespace {
 
 namespace fs = std::filesystem;
-using clock = std::chrono::steady_clock;
 
 // How often idle and lifetime deadlines are looked at: a deadline is met within this.
 constexpr std::chrono::milliseconds kTickMax{1000};
-
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// Promised by a workspace, not held by this version (see the header).
-const std::vector<std::string> kNotEnforced = {"workspace_disk_quota", "workspace_aggregate_limits"};
-
-struct workspace_entry {
-  workspace_record record;
-  std::string dir;  // <registry dir>/<id>
-  // ready: lends itself and takes every call. snapshotting: its files are being archived,
-  // so nothing may change them (no execution, no mutating file call). restoring: its files
-  // are being unpacked from a snapshot; nothing but list and inspect until that is done.
-  workspace_phase phase = workspace_phase::ready;
-  std::size_t running = 0;
-  clock::time_point last_used = clock::now();
-  std::int64_t last_used_at = unix_now();
-};
-
-struct registry_state {
-  workspace_registry_config config;
-  std::string snapshots_dir;  // <dir>/snapshots
-  std::map<std::string, workspace_entry> entries;  // by id
-  std::map<std::string, std::size_t> restoring_from;  // snapshot id -> restores reading it now
-  bool stopped = false;
-  static inline const char* name = "workspace_registry";
-};
-
-using self_ptr = caf::stateful_actor<registry_state>*;
-
-failure no_such(const std::string& ref) {
-  // The same words for another principal's workspace: ids cannot be probed.
-  return make_failure(failure_kind::not_found, "no workspace '" + ref + "' here");
-}
-
-workspace_entry* find(registry_state& st, const std::string& ref, const std::string& principal) {
-  for (auto& [id, e] : st.entries)
-    if (e.record.owner == principal && (id == ref || (!e.record.name.empty() && e.record.name == ref))) return &e;
-  return nullptr;
-}
-
-// Why a workspace that is not ready refuses a call that needs it so.
-failure not_ready(const workspace_entry& e) {
-  return make_failure(failure_kind::conflict, "workspace " + e.record.id + " is " + to_string(e.phase) +
-                                                  "; try again when that is done");
-}
-
-// File calls that change nothing may go on while a snapshot is taken.
-bool reads_only(const file_call& call) {
-  return call.what == file_call::op::read || call.what == file_call::op::list || call.what == file_call::op::stat;
-}
-
-workspace_paths paths_of(const workspace_entry& e) { return {e.dir + "/root", e.dir + "/marks", kWorkspaceMountAt}; }
-
-// A file call or an execution counts as use: the idle clock starts again.
-void touch(workspace_entry& e) {
-  e.last_used = clock::now();
-  e.last_used_at = unix_now();
-}
 
 // The blocking work on its own thread; its answer goes straight to the caller.
 template <class Reply, class... Ts>
@@ -95,18 +37,6 @@ caf::result<Reply> on_worker(self_ptr self, workspace_entry& e, Ts&&... xs) {
   auto rp = self->make_response_promise<Reply>();
   rp.delegate(spawn_file_worker(self->system(), paths_of(e)), std::forward<Ts>(xs)...);
   return rp;
-}
-
-workspace_info info_of(const workspace_entry& e) {
-  workspace_info info;
-  info.record = e.record;
-  info.phase = e.phase;
-  info.running = e.running;
-  info.last_used_at = e.last_used_at;
-  auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - e.last_used).count();
-  info.idle_left_ms = e.running > 0 ? e.record.idle_timeout_ms : std::max<std::int64_t>(0, e.record.idle_timeout_ms - idle_for);
-  info.not_enforced = kNotEnforced;
-  return info;
 }
 
 // The files go unless the record says keep them; then the record stays, marked ended, and
@@ -186,95 +116,6 @@ expected<std::int64_t> narrowed(const char* what, std::chrono::milliseconds sett
                                                    " ms is more than [sandbox.workspaces] allows (" +
                                                    std::to_string(setting.count()) + " ms)");
   return asked->count();
-}
-
-// A workspace made from a snapshot is listed (it counts against the caps, its name is
-// taken) but lends itself to nothing until its files are unpacked and checked; if that
-// fails, it goes again and the caller hears why.
-caf::result<workspace_reply> restore_into(self_ptr self, workspace_entry e) {
-  auto& st = self->state;
-  auto id = e.record.id;
-  auto snapshot = e.record.from_snapshot;
-  e.phase = workspace_phase::restoring;
-  auto paths = paths_of(e);
-  st.entries.emplace(id, std::move(e));
-  ++st.restoring_from[snapshot];
-  auto rp = self->make_response_promise<workspace_reply>();
-  auto finish = [self, rp, id, snapshot](std::optional<failure> failed) mutable {
-    auto& s = self->state;
-    if (--s.restoring_from[snapshot] == 0) s.restoring_from.erase(snapshot);
-    auto it = s.entries.find(id);
-    if (it == s.entries.end()) {
-      rp.deliver(workspace_reply{false, make_failure(failure_kind::refused, "the runtime stopped while restoring"), {}});
-      return;
-    }
-    auto& entry = it->second;
-    if (!failed)
-      if (auto written = write_record(entry.dir, entry.record); !written) failed = written.error();
-    if (failed) {
-      std::error_code ec;
-      fs::remove_all(entry.dir, ec);
-      s.entries.erase(it);
-      rp.deliver(workspace_reply{false, std::move(*failed), {}});
-      return;
-    }
-    entry.phase = workspace_phase::ready;
-    touch(entry);
-    spdlog::info("workspace {} restored from snapshot {} for {}", id, snapshot, entry.record.owner);
-    rp.deliver(workspace_reply{true, {}, info_of(entry)});
-  };
-  self->request(spawn_file_worker(self->system(), paths), caf::infinite, ws_restore_atom::value, st.snapshots_dir, snapshot)
-      .then([finish](changes_reply& r) mutable { finish(r.ok ? std::nullopt : std::optional<failure>(r.error)); },
-            [finish](caf::error& err) mutable {
-              finish(make_failure(failure_kind::internal, "the restore's worker failed: " + caf::to_string(err)));
-            });
-  return rp;
-}
-
-// Archives a quiet workspace: nothing runs in it, and until the archive is written it
-// lends itself to no execution and takes no call that would change its files.
-caf::result<snapshot_reply> snapshot(self_ptr self, const std::string& ref, const std::string& principal) {
-  auto& st = self->state;
-  auto* e = find(st, ref, principal);
-  if (!e) return snapshot_reply{false, no_such(ref), {}};
-  if (e->phase != workspace_phase::ready) return snapshot_reply{false, not_ready(*e), {}};
-  if (e->running > 0)
-    return snapshot_reply{false,
-                          make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
-                                                                   std::to_string(e->running) +
-                                                                   " execution(s) running; a snapshot is taken when "
-                                                                   "nothing runs (this version cannot pause them)"),
-                          {}};
-  if (list_snapshots(st.snapshots_dir, principal).size() >= kMaxSnapshotsPerOwner)
-    return snapshot_reply{false,
-                          make_failure(failure_kind::limit_exceeded,
-                                       "at most " + std::to_string(kMaxSnapshotsPerOwner) + " snapshots per owner: remove one"),
-                          {}};
-  snapshot_job job;
-  job.snapshots_dir = st.snapshots_dir;
-  do job.record.id = new_snapshot_id();
-  while (std::filesystem::exists(st.snapshots_dir + "/" + job.record.id));
-  job.record.owner = principal;
-  job.record.source = e->record.id;
-  job.record.source_name = e->record.name;
-  e->phase = workspace_phase::snapshotting;
-  touch(*e);
-  auto id = e->record.id;
-  auto rp = self->make_response_promise<snapshot_reply>();
-  auto finish = [self, rp, id](snapshot_reply reply) mutable {
-    if (auto it = self->state.entries.find(id); it != self->state.entries.end()) {
-      it->second.phase = workspace_phase::ready;
-      touch(it->second);
-    }
-    if (reply.ok) spdlog::info("snapshot {} taken of workspace {} ({} bytes)", reply.record.id, id, reply.record.bytes);
-    rp.deliver(std::move(reply));
-  };
-  self->request(spawn_file_worker(self->system(), paths_of(*e)), caf::infinite, ws_snap_atom::value, std::move(job))
-      .then([finish](snapshot_reply& r) mutable { finish(std::move(r)); },
-            [finish](caf::error& err) mutable {
-              finish(snapshot_reply{false, make_failure(failure_kind::internal, "the snapshot's worker failed: " + caf::to_string(err)), {}});
-            });
-  return rp;
 }
 
 caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, const std::string& principal) {
@@ -447,25 +288,10 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (e->phase == workspace_phase::restoring) return changes_reply{false, not_ready(*e), {}, {}, false, 0};
           return on_worker<changes_reply>(self, *e, ws_changes_atom::value, std::move(since));
         },
-        [=](ws_snap_atom, std::string& ref, std::string& principal) { return snapshot(self, ref, principal); },
-        [=](ws_snaps_atom, std::string& principal) {
-          return snapshot_list{list_snapshots(self->state.snapshots_dir, principal)};
-        },
-        [=](ws_snapget_atom, std::string& id, std::string& principal) -> snapshot_reply {
-          auto found = find_snapshot(self->state.snapshots_dir, id, principal);
-          if (!found) return {false, found.error(), {}};
-          return {true, {}, std::move(*found)};
-        },
-        [=](ws_snaprm_atom, std::string& id, std::string& principal) -> snapshot_reply {
-          auto& s = self->state;
-          auto found = find_snapshot(s.snapshots_dir, id, principal);
-          if (!found) return {false, found.error(), {}};
-          if (s.restoring_from.count(id))
-            return {false, make_failure(failure_kind::conflict, "snapshot " + id + " is being restored from; remove it after"), {}};
-          if (auto removed = remove_snapshot(s.snapshots_dir, id); !removed) return {false, removed.error(), {}};
-          spdlog::info("snapshot {} removed", id);
-          return {true, {}, std::move(*found)};
-        },
+        [=](ws_snap_atom, std::string& ref, std::string& principal) { return take_snapshot_of(self, ref, principal); },
+        [=](ws_snaps_atom, std::string& principal) { return snapshots_of(self, principal); },
+        [=](ws_snapget_atom, std::string& id, std::string& principal) { return snapshot_named(self, id, principal); },
+        [=](ws_snaprm_atom, std::string& id, std::string& principal) { return remove_snapshot_named(self, id, principal); },
         [=](ws_tick_atom) {
           expire(self);
           self->delayed_send(self, tick_interval(self->state), ws_tick_atom::value);

@@ -70,7 +70,7 @@ snapshot_reply take_snapshot(const workspace_paths& at, snapshot_job job) {
   auto& r = job.record;
   auto tree = workspace_tree::open(at.root);
   if (!tree) return snapshot_failed(tree.error());
-  auto manifest = scan_tree(*tree, kMaxTreeEntries);
+  auto manifest = scan_files(*tree, at);
   if (!manifest) return snapshot_failed(manifest.error());
   if (auto s = make_private_dir(job.snapshots_dir); !s) return snapshot_failed(s.error());
   auto partial = job.snapshots_dir + "/" + r.id + kPartial;
