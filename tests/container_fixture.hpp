@@ -10,24 +10,13 @@
 #include <unistd.h>
 
 #include "config/profile.hpp"
+#include "runtime_fixture.hpp"
 #include "tiers/external/container_tier.hpp"
 #include "tiers/external/preflight.hpp"
 
 namespace corral::testing {
 
 inline constexpr const char* kTestImage = "corral-test-busybox:latest";
-
-// Output of a shell command run by the test itself (engine queries), or empty.
-inline std::string shell_output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
-}
 
 // The image is built once (from busybox-static, no registry) and removed when the test
 // program ends if this program built it.

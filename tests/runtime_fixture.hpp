@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <dirent.h>
 #include <filesystem>
@@ -140,6 +141,19 @@ inline exec_request program(std::vector<std::string> argv) {
   r.language = "argv";
   r.argv = std::move(argv);
   return r;
+}
+
+// Output of a shell command run by the test itself (engine queries, outside views), or
+// empty.
+inline std::string shell_output(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+    ::pclose(p);
+  }
+  return out;
 }
 
 // lstat: a dangling symlink exists too.

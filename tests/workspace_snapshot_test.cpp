@@ -14,6 +14,7 @@
 #include "config/sha256.hpp"
 #include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
+#include "workspace_fixture.hpp"
 #include "tiers/workspace/snapshot_record.hpp"
 #include "tiers/workspace/tar_format.hpp"
 #include "tiers/workspace/zstd_stream.hpp"
@@ -24,40 +25,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
-profile snapshot_profile() {
-  profile p;
-  p.tier = "landlock";
-  p.limit.kill_grace = 200ms;
-  return p;
-}
-
-exec_request in_workspace(const std::string& workspace, const std::string& code) {
-  auto r = shell(code);
-  r.workspace = workspace;
-  return r;
-}
-
-std::string files_of(const test_runtime& t, const std::string& id) { return t.rt->workspaces_dir() + "/" + id + "/root"; }
 std::string snapshot_dir(const test_runtime& t, const std::string& id) {
   return t.rt->workspaces_dir() + "/snapshots/" + id;
-}
-
-std::string command_output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-  }
-  return out;
 }
 
 // The tree as GNU find and sha256sum see it from the host: path, type, mode, size (files
 // and links), link target and mtime to the nanosecond, then every file's digest. FIFOs
 // are left out (a snapshot does not keep them).
 std::string outside_view(const std::string& root) {
-  return command_output("cd '" + root + "' && find . -mindepth 1 ! -type p \\( -type d -printf '%P d %m %T@\\n' \\) -o "
+  return shell_output("cd '" + root + "' && find . -mindepth 1 ! -type p \\( -type d -printf '%P d %m %T@\\n' \\) -o "
                         "\\( ! -type p -printf '%P %y %m %s %l %T@\\n' \\) | LC_ALL=C sort && "
                         "find . -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum");
 }
@@ -106,7 +82,7 @@ tar_entry entry(tar_entry::kind k, std::string path, std::string target = "") {
 TEST_CASE("a workspace restored from its snapshot holds the same files, modes, symlinks and times as find sees them",
           "[landlock][workspace][snapshot]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(snapshot_profile(), false);
+  test_runtime t(workspace_profile(), false);
   workspace_options o;
   o.name = "original";
   auto w = t.rt->create_workspace(o);
@@ -136,7 +112,7 @@ TEST_CASE("a workspace restored from its snapshot holds the same files, modes, s
   CHECK(snap->bytes < snap->content_bytes + 64 * 1024);
   // Another reader (GNU tar with zstd, installed by scripts/setup) reads the same archive:
   // the digest covers a standard format, not a private one.
-  auto listed = command_output("tar --zstd -tvf '" + snapshot_dir(t, snap->id) + "/archive.tar.zst' 2>&1");
+  auto listed = shell_output("tar --zstd -tvf '" + snapshot_dir(t, snap->id) + "/archive.tar.zst' 2>&1");
   INFO(listed);
   CHECK(listed.find("rw------- 0/0               5 2001-02-03 04:05 a.txt") != std::string::npos);
   CHECK(listed.find("rel -> a.txt") != std::string::npos);
@@ -174,7 +150,7 @@ TEST_CASE("a workspace restored from its snapshot holds the same files, modes, s
 TEST_CASE("a damaged snapshot is refused before anything is unpacked, and leaves no workspace behind",
           "[landlock][workspace][snapshot]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(snapshot_profile(), false);
+  test_runtime t(workspace_profile(), false);
   auto w = t.rt->create_workspace({});
   REQUIRE(w);
   REQUIRE(t.rt->exec(in_workspace(w->record.id, "echo precious > /work/f"))->exit_code == 0);
@@ -210,7 +186,7 @@ TEST_CASE("a damaged snapshot is refused before anything is unpacked, and leaves
 TEST_CASE("an archive that climbs out of its root or writes through a symlink restores nothing outside it",
           "[landlock][workspace][snapshot]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(snapshot_profile(), false);
+  test_runtime t(workspace_profile(), false);
   temp_dir outside("corral-snap-outside-");
 
   // 1. A path with "..": refused by name; nothing lands beside the workspace.
@@ -249,7 +225,7 @@ TEST_CASE("an archive that climbs out of its root or writes through a symlink re
 TEST_CASE("a snapshot waits for a quiet workspace, and another principal cannot see, take or restore one",
           "[landlock][workspace][snapshot]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(snapshot_profile(), false);
+  test_runtime t(workspace_profile(), false);
   auto w = t.rt->create_workspace({});
   REQUIRE(w);
   auto id = w->record.id;

@@ -11,6 +11,7 @@
 
 #include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
+#include "workspace_fixture.hpp"
 
 using namespace corral;
 using namespace corral::testing;
@@ -18,22 +19,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-profile landlock_profile() {
-  profile p;
-  p.tier = "landlock";
-  p.limit.kill_grace = 200ms;
-  return p;
-}
-
-exec_request in_workspace(const std::string& workspace, const std::string& code) {
-  auto r = shell(code);
-  r.workspace = workspace;
-  return r;
-}
-
 // A landlock runtime with one fresh workspace (after REQUIRE_LANDLOCK).
 struct one_workspace {
-  test_runtime t{landlock_profile(), false};
+  test_runtime t{workspace_profile(), false};
   std::string id;
   one_workspace() {
     auto w = t.rt->create_workspace({});
@@ -42,14 +30,12 @@ struct one_workspace {
   }
 };
 
-std::string files_of(const test_runtime& t, const std::string& id) { return t.rt->workspaces_dir() + "/" + id + "/root"; }
-
 } // namespace
 
 TEST_CASE("a file one execution writes in a workspace, the next reads, and the host sees it there",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
+  test_runtime t(workspace_profile(), false);
   workspace_options o;
   o.name = "notes";
   auto w = t.rt->create_workspace(o);
@@ -115,7 +101,7 @@ TEST_CASE("a restarted runtime finds its workspaces with their files", "[landloc
   std::string id;
   auto start = [&] {
     runtime_options o;
-    o.prof = landlock_profile();
+    o.prof = workspace_profile();
     o.exec_helper = CORRAL_TEST_HELPER;
     o.warm_jails = 0;
     o.state_dir = shared.path() + "/state";
@@ -150,7 +136,7 @@ TEST_CASE("a restarted runtime finds its workspaces with their files", "[landloc
 TEST_CASE("ending a workspace removes its files unless they are kept, and an idle one ends on its own",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
+  test_runtime t(workspace_profile(), false);
   auto dir_of = [&](const workspace_info& w) { return t.rt->workspaces_dir() + "/" + w.record.id; };
 
   auto ended = t.rt->create_workspace({});
@@ -183,7 +169,7 @@ TEST_CASE("ending a workspace removes its files unless they are kept, and an idl
 TEST_CASE("another principal, another workspace and a wider limit get nothing of a workspace",
           "[landlock][workspace][escape]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
+  test_runtime t(workspace_profile(), false);
   workspace_options small;
   small.memory_bytes = 64ull << 20;
   auto mine = t.rt->create_workspace(small, "uid:1000");
@@ -322,7 +308,7 @@ TEST_CASE("files written through the API are the jail user's, byte for byte, and
 TEST_CASE("links a program plants in a workspace lead the files API nowhere outside it",
           "[landlock][workspace][escape]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(landlock_profile(), false);
+  test_runtime t(workspace_profile(), false);
   temp_dir host("corral-ws-canary-");
   auto canary = host.path() + "/canary";
   { std::ofstream(canary) << "host secret\n"; }
