@@ -78,8 +78,11 @@ TEST_CASE("a warm jail runs the request's program with its env and stdin, and is
   INFO("steps taken");
   CHECK_FALSE(has_step(*r, "namespaces"));
   CHECK(names_of(*r).front() == "lease");
-  // The result closes on the counters; the cgroup goes just after it.
-  CHECK(names_of(*r).back() == "lease_report");
+  // The result closes on the counters: read at once (lease_report, the cgroup goes just
+  // after) or, when the helper was reaped before the program's exit was handled (a loaded
+  // machine), read as the lease finishes (lease_finish).
+  auto closing = names_of(*r).back();
+  CHECK((closing == "lease_report" || closing == "lease_finish"));
   CHECK(r->isolation.find("landlock") == 0);
 
   // A new jail is armed for the next request; without stdin the program sees EOF at once.
