@@ -402,6 +402,13 @@ TEST_CASE("corral workspace creates, runs in, copies both ways, lists, diffs and
   std::string copied((std::istreambuf_iterator<char>(back)), std::istreambuf_iterator<char>());
   CHECK(copied.size() == big.size());
   CHECK(copied == big);
+  // Exactly one piece, and nothing: the piece boundary and the empty file.
+  for (std::size_t size : {std::size_t{4} << 20, std::size_t{0}}) {
+    write_text(local / "edge.bin", big.substr(0, size));
+    REQUIRE(ws({"cp", local / "edge.bin", "cli-ws:edge.bin"}).exit_status == 0);
+    CHECK(ws({"exec", "cli-ws", "--", "sh", "-c", "wc -c < /work/edge.bin"}).out == std::to_string(size) + "\n");
+  }
+  REQUIRE(ws({"exec", "cli-ws", "--", "rm", "/work/edge.bin"}).exit_status == 0);
   auto both = ws({"cp", local / "in.bin", local / "x"});
   CHECK(both.exit_status == 125);
   CHECK(both.err.find("exactly one side is W:PATH") != std::string::npos);

@@ -228,48 +228,60 @@ bool split_remote(const std::string& s, std::string& ref, std::string& path) {
   return true;
 }
 
-expected<std::string> read_local(const std::string& from) {
-  int fd = from == "-" ? STDIN_FILENO : ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_failure(failure_kind::invalid_request, "cannot read " + from + ": " + std::strerror(errno));
-  std::string bytes;
-  char buf[65536];
-  for (;;) {
-    auto n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      auto err = errno;
-      if (fd != STDIN_FILENO) ::close(fd);
-      return make_failure(failure_kind::invalid_request, "reading " + from + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    bytes.append(buf, static_cast<std::size_t>(n));
+// Up to n bytes from fd (fewer only at its end).
+expected<std::string> read_piece(int fd, const std::string& from, std::size_t n) {
+  std::string bytes(n, '\0');
+  std::size_t got = 0;
+  while (got < n) {
+    auto r = ::read(fd, bytes.data() + got, n - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return make_failure(failure_kind::invalid_request, "reading " + from + ": " + std::strerror(errno));
+    if (r == 0) break;
+    got += static_cast<std::size_t>(r);
   }
-  if (fd != STDIN_FILENO) ::close(fd);
+  bytes.resize(got);
   return bytes;
 }
 
 // In: the first piece replaces the file (written whole and renamed over: a reader never
-// sees half of it), the rest are appended.
+// sees half of it), the rest are appended, one piece in memory at a time.
 int copy_in(const ws_args& a, const std::string& from, const std::string& ref, const std::string& path) {
-  auto bytes = read_local(from);
-  if (!bytes) return refuse(bytes.error());
+  int fd = from == "-" ? STDIN_FILENO : ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return refuse(make_failure(failure_kind::invalid_request, "cannot read " + from + ": " + std::strerror(errno)));
+  auto close_fd = [&] {
+    if (fd != STDIN_FILENO) ::close(fd);
+  };
   auto c = connect(a);
-  if (!c) return refuse(c.error());
+  if (!c) {
+    close_fd();
+    return refuse(c.error());
+  }
   std::uint64_t mode = 0644;
   struct stat st{};
-  if (from != "-" && ::stat(from.c_str(), &st) == 0) mode = st.st_mode & 0777;
+  if (from != "-" && ::fstat(fd, &st) == 0) mode = st.st_mode & 0777;
   json last;
-  for (std::size_t at = 0; at == 0 || at < bytes->size(); at += kPiece) {
+  for (bool first = true;; first = false) {
+    auto piece = read_piece(fd, from, kPiece);
+    if (!piece) {
+      close_fd();
+      return refuse(piece.error());
+    }
+    if (!first && piece->empty()) break;
     file_call call;
-    call.what = at == 0 ? file_call::op::write : file_call::op::append;
+    call.what = first ? file_call::op::write : file_call::op::append;
     call.path = path;
     call.mode = static_cast<std::uint32_t>(mode);
-    call.data = bytes->substr(at, kPiece);
-    auto r = c->call(at == 0 ? "workspace.files.write" : "workspace.files.append", file_call_to_json(ref, call));
-    if (!r) return refuse(r.error());
+    call.data = std::move(*piece);
+    bool short_piece = call.data.size() < kPiece;
+    auto r = c->call(first ? "workspace.files.write" : "workspace.files.append", file_call_to_json(ref, call));
+    if (!r) {
+      close_fd();
+      return refuse(r.error());
+    }
     last = *r;
-    if (bytes->empty()) break;
+    if (short_piece) break;
   }
+  close_fd();
   if (a.json) std::cout << last.dump() << "\n";
   return 0;
 }
