@@ -95,9 +95,10 @@ void borrow(self_ptr self, const planning_context& ctx, const std::string& ref, 
             });
 }
 
-// A worker that scans or diffs the files under `root`, on a thread of its own.
+// A worker that scans or diffs the files of the workspace whose root is `root` (with its
+// hash cache), on a thread of its own.
 caf::actor tree_worker(self_ptr self, const std::string& root) {
-  return spawn_file_worker(self->system(), workspace_paths{root, {}, kWorkspaceMountAt});
+  return spawn_file_worker(self->system(), workspace_layout_of_root(root));
 }
 
 // The registry may lend the workspace again: its execution ended, or never started.

@@ -5,11 +5,13 @@
 // principal, another workspace or a wider limit gets nothing.
 #include <chrono>
 #include <fstream>
+#include <sys/stat.h>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "landlock_fixture.hpp"
+#include "tiers/workspace/hash_cache.hpp"
 #include "runtime_fixture.hpp"
 #include "workspace_fixture.hpp"
 
@@ -413,4 +415,32 @@ TEST_CASE("an execution asked for its changes gets what it changed in its result
   auto refused = t.rt->exec(lone);
   REQUIRE_FALSE(refused);
   CHECK(refused.error().message.find("needs a workspace") != std::string::npos);
+}
+
+TEST_CASE("an execution's change scans remember digests beside the files, out of the program's reach",
+          "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  one_workspace f;
+  auto& t = f.t;
+  REQUIRE(t.rt->exec(in_workspace(f.id, "head -c 1000000 /dev/urandom > /work/big"))->exit_code == 0);
+  // Older than the cache's racy margin: the next scan may remember its digest.
+  std::this_thread::sleep_for(hash_cache::kDefaultRacyMargin + 300ms);
+  auto r = in_workspace(f.id, "ls -a / /work; cat /work/../hashcache /hashcache 2>/dev/null; true");
+  r.changes = true;
+  auto ran = t.rt->exec(r);
+  REQUIRE(ran);
+  REQUIRE(ran->changes);
+  CHECK(ran->changes->entries.empty());
+  // From outside: the cache beside the root names big's inode and its sha256sum.
+  struct stat st {};
+  REQUIRE(::stat((files_of(t, f.id) + "/big").c_str(), &st) == 0);
+  auto cache = read_text(t.rt->workspaces_dir() + "/" + f.id + "/hashcache");
+  auto digest = shell_output("sha256sum '" + files_of(t, f.id) + "/big' | cut -c1-64");
+  REQUIRE(digest.size() == 65);
+  CHECK(cache.find(" " + std::to_string(st.st_ino) + " 1000000 ") != std::string::npos);
+  CHECK(cache.find(digest.substr(0, 64)) != std::string::npos);
+  // From inside: the listing ran (it names big), and neither / nor /work shows the cache.
+  CHECK(ran->out.data.find("big") != std::string::npos);
+  CHECK(ran->out.data.find("hashcache") == std::string::npos);
+  CHECK(ran->out.data.find("corral-hashcache") == std::string::npos);
 }

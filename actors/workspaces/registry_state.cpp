@@ -32,9 +32,7 @@ bool reads_only(const file_call& call) {
   return call.what == file_call::op::read || call.what == file_call::op::list || call.what == file_call::op::stat;
 }
 
-workspace_paths paths_of(const workspace_entry& e) {
-  return {e.dir + "/root", e.dir + "/marks", kWorkspaceMountAt, e.dir + "/hashcache"};
-}
+workspace_paths paths_of(const workspace_entry& e) { return workspace_layout(e.dir); }
 
 void touch(workspace_entry& e) {
   e.last_used = clock::now();

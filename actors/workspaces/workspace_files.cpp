@@ -136,6 +136,14 @@ file_reply run_file_call(const workspace_paths& at, const file_call& call) {
   return refused(make_failure(failure_kind::invalid_request, "unknown file operation"));
 }
 
+workspace_paths workspace_layout(const std::string& dir) {
+  return {dir + "/root", dir + "/marks", kWorkspaceMountAt, dir + "/hashcache"};
+}
+
+workspace_paths workspace_layout_of_root(const std::string& root) {
+  return workspace_layout(std::filesystem::path(root).parent_path().string());
+}
+
 expected<std::vector<manifest_entry>> scan_files(const workspace_tree& tree, const workspace_paths& at) {
   if (at.hashes.empty()) return scan_tree(tree, kMaxTreeEntries);
   hash_cache cache(at.hashes);

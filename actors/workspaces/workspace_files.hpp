@@ -20,6 +20,12 @@ struct workspace_paths {
   std::string hashes;  // <workspace dir>/hashcache (tiers/workspace/hash_cache.hpp); "": none
 };
 
+// The one layout of a workspace's directory: <dir>/root (the files), <dir>/marks and
+// <dir>/hashcache beside them, outside what its programs reach.
+workspace_paths workspace_layout(const std::string& dir);
+// The same, from the root an execution borrowed (<dir>/root).
+workspace_paths workspace_layout_of_root(const std::string& root);
+
 inline constexpr std::size_t kMaxTreeEntries = 1'000'000;  // a scan past this is refused
 inline constexpr std::size_t kMaxChanges = 10'000;         // a longer list is truncated
 inline constexpr std::size_t kMaxMarks = 32;               // user marks per workspace
