@@ -79,13 +79,23 @@ expected<std::string> prepare_workspaces_dir(const std::string& dir) {
 namespace {
 
 // What an earlier runtime left: live workspaces are served again, ended ones kept for
-// their owner stay untouched, anything unreadable is named in the log and left alone.
+// their owner stay untouched, unfinished creates go, anything unreadable is named in the
+// log and left alone.
 void adopt(registry_state& st) {
   std::error_code ec;
   std::size_t adopted = 0;
   for (auto& item : fs::directory_iterator(st.config.dir, ec)) {
     auto name = item.path().filename().string();
     if (!valid_workspace_id(name) || !item.is_directory()) continue;
+    // The record is written last (after the files of a restore are unpacked): a directory
+    // without one is a create the runtime stopped in, never handed out. It goes.
+    std::error_code missing;
+    if (!fs::exists(item.path() / "record.json", missing) && !missing) {
+      std::error_code rm;
+      fs::remove_all(item.path(), rm);
+      spdlog::info("workspace {}: removed, its create never finished", name);
+      continue;
+    }
     auto record = read_record(item.path());
     if (!record) {
       spdlog::warn("workspace {}: not adopted: {}", name, record.error().message);
