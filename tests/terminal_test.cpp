@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -196,7 +197,20 @@ TEST_CASE("corral shell under tmux runs a command and leaves the terminal sane",
     }
     return false;
   };
-  std::this_thread::sleep_for(500ms);
+  // Keys go in once the inner shell shows its prompt: corral shell enters raw mode with
+  // TCSAFLUSH, which drops what was typed before (a fixed 500 ms was too short under
+  // the sanitizer build on a loaded machine).
+  auto prompt = [&] {
+    for (int i = 0; i < 400; ++i) {
+      // capture-pane trims trailing blanks: the prompt is a line of "#" or "$" alone.
+      std::istringstream pane(capture());
+      for (std::string line; std::getline(pane, line);)
+        if (line == "#" || line == "$") return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  };
+  REQUIRE(prompt());
   (void)std::system((tmux + "send-keys -t corral 'echo hi-$((6*7)); stty size' Enter").c_str());
   REQUIRE(wait_pane("hi-42"));
   CHECK(wait_pane("30 100"));  // the window size reached the inner terminal
