@@ -115,6 +115,10 @@ caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_requ
       },
       [=](resize_atom, std::uint16_t rows, std::uint16_t cols) {
         auto& s = self->state;
+        // Before the launch (the lease is still being taken) the size is the one the pty
+        // is made with (streams()); after it, the pty is resized in the loop's order.
+        s.options.rows = rows;
+        s.options.cols = cols;
         if (s.child.launched()) s.child.io().resize(s.child.process(), rows, cols);
       });
 }
