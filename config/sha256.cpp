@@ -1,5 +1,9 @@
 #include "config/sha256.hpp"
 
+#include <cerrno>
+#include <unistd.h>
+#include <vector>
+
 #include <openssl/evp.h>
 
 namespace corral {
@@ -33,6 +37,23 @@ std::string sha256_hasher::hex_digest() {
     hex += kHex[md[i] & 15];
   }
   return hex;
+}
+
+std::string sha256_of_descriptor(int fd) {
+  sha256_hasher hasher;
+  std::vector<char> buffer(256 * 1024);
+  for (;;) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return "";
+    if (n == 0) break;
+    if (!hasher.update(buffer.data(), static_cast<std::size_t>(n))) {
+      errno = 0;
+      return "";
+    }
+  }
+  errno = 0;
+  return hasher.hex_digest();
 }
 
 std::string sha256_hex(std::string_view bytes) {

@@ -29,4 +29,8 @@ private:
 // The digest of bytes held whole.
 std::string sha256_hex(std::string_view bytes);
 
+// The digest of what is left to read on a descriptor, read to its end; "" with errno set
+// when a read failed (or OpenSSL did, errno 0).
+std::string sha256_of_descriptor(int fd);
+
 } // namespace corral

@@ -44,17 +44,9 @@ status sync_dir(const std::string& dir) {
 }
 
 expected<std::string> hash_file(int fd, const std::string& path) {
-  sha256_hasher hasher;
-  std::vector<char> buffer(256 * 1024);
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return os_failure("reading " + path);
-    if (n == 0) break;
-    hasher.update(buffer.data(), static_cast<std::size_t>(n));
-  }
-  auto hex = hasher.hex_digest();
-  if (hex.empty()) return make_failure(failure_kind::internal, "hashing " + path + " failed");
+  auto hex = sha256_of_descriptor(fd);
+  if (hex.empty())
+    return errno != 0 ? os_failure("reading " + path) : make_failure(failure_kind::internal, "hashing " + path + " failed");
   return hex;
 }
 

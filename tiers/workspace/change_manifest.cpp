@@ -24,17 +24,9 @@ failure scan_failure(const std::string& path, const std::string& why) {
 }
 
 expected<std::string> sha256_of(int fd, const std::string& path) {
-  sha256_hasher hasher;
-  std::vector<unsigned char> buffer(256 * 1024);
-  for (;;) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return scan_failure(path, std::string("reading it to hash: ") + std::strerror(errno));
-    if (n == 0) break;
-    if (!hasher.update(buffer.data(), static_cast<std::size_t>(n))) return scan_failure(path, "EVP sha256 update failed");
-  }
-  auto hex = hasher.hex_digest();
-  if (hex.empty()) return scan_failure(path, "EVP sha256 failed");
+  auto hex = sha256_of_descriptor(fd);
+  if (hex.empty())
+    return scan_failure(path, errno != 0 ? std::string("reading it to hash: ") + std::strerror(errno) : "EVP sha256 failed");
   return hex;
 }
 
