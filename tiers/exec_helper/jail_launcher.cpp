@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "tiers/exec_helper/cgroup_join.hpp"
+#include "tiers/exec_helper/confinement.hpp"
 #include "tiers/exec_helper/egress_listeners.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/idmapped_roots.hpp"
@@ -26,6 +27,7 @@
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
 #include "tiers/exec_helper/user_namespace.hpp"
+#include "tiers/jail/process_start.hpp"
 
 namespace corral::helper {
 
@@ -36,12 +38,6 @@ using clock = std::chrono::steady_clock;
 // After relaying SIGTERM, how long H trusts C to end the jail before killing it (which
 // kills the whole pid namespace).
 constexpr auto kInitMargin = std::chrono::seconds(5);
-
-int step_error(const char* step, const std::string& what) {
-  int err = errno ? errno : EINVAL;
-  report_failed(err, step, what + ": " + std::strerror(err));
-  return err;
-}
 
 // An empty network namespace still has a loopback device, down: bring it up so programs
 // that talk to themselves over 127.0.0.1 work. Nothing else exists to reach.
@@ -64,55 +60,6 @@ int loopback_up() {
   return 0;
 }
 
-int apply_rlimits(const jail_spec& spec) {
-  for (auto& r : spec.rlimits) {
-    rlimit lim{static_cast<rlim_t>(r.soft), static_cast<rlim_t>(r.hard)};
-    if (::setrlimit(static_cast<__rlimit_resource>(r.resource), &lim) < 0)
-      return step_error("rlimits", "setrlimit " + std::to_string(r.resource));
-  }
-  return 0;
-}
-
-// Everything but stdio and the (close-on-exec) status channel: the runtime closed what it
-// could before the helper started; this covers anything a spawn path missed.
-int close_inherited_fds() {
-  if (::syscall(SYS_close_range, kStatusFd + 1, ~0u, 0) < 0) return step_error("fds", "close_range");
-  return 0;
-}
-
-int drop_privileges(const jail_spec& spec) {
-  // The bounding set first: dropping from it needs CAP_SETPCAP, which the uid change below
-  // takes away. A kernel that knows fewer capabilities than CAP_LAST_CAP answers EINVAL.
-  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
-    if (::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-      return step_error("credentials", "drop capability " + std::to_string(cap) + " from the bounding set");
-  if (::setresgid(spec.gid_inside, spec.gid_inside, spec.gid_inside) < 0)
-    return step_error("credentials", "setresgid");
-  if (::setresuid(spec.uid_inside, spec.uid_inside, spec.uid_inside) < 0)
-    return step_error("credentials", "setresuid");
-  // The uid change alone may keep capabilities (uid 0 of the namespace need not be mapped),
-  // so clear the ambient and effective/permitted/inheritable sets explicitly.
-  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2]{};
-  if (::syscall(SYS_capset, &header, data) < 0) return step_error("credentials", "capset");
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return step_error("no_new_privs", "prctl");
-  return 0;
-}
-
-// C's last set-up step: nobody, no capabilities, no_new_privs, the Landlock domain, then
-// the seccomp filter. The credential change clears the parent-death signal, so it is set
-// again (should H die in between, the lease's kill of the cgroup still ends C); C stays
-// non-dumpable, so the program, running as the same uid, cannot open C's /proc files
-// (mem, environ, fds) to reach its status fd.
-int confine_init(const jail_spec& spec, prepared_ruleset& ruleset) {
-  if (int err = drop_privileges(spec)) return err;
-  if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0) return step_error("credentials", "prctl PDEATHSIG");
-  if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return step_error("credentials", "prctl DUMPABLE");
-  if (int err = restrict_self(ruleset)) return err;
-  return install_seccomp_filter(spec);
-}
-
 // A warm jail's C, armed: waits for the launch frame and takes its program, argv, env,
 // cwd and grace; everything else stays as armed. EOF means the runtime retired the jail.
 int await_launch(jail_spec& spec, bool& retired) {
@@ -128,6 +75,24 @@ int await_launch(jail_spec& spec, bool& retired) {
   }
   apply_launch(spec, *launch);
   return 0;
+}
+
+// A workspace holder's C: pid 1 of the workspace, confined like any jail's init, reaps
+// what executions leave behind (they reparent to it) until the runtime ends the
+// workspace; its exit then makes the kernel kill every process left in the namespace.
+// Signals from inside (same uid) are blocked and ignored: only H, outside, is heard.
+int hold_workspace() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
+  for (;;) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    siginfo_t info{};
+    timespec wait{1, 0};
+    int sig = ::sigtimedwait(&set, &info, &wait);
+    if (sig > 0 && sig != SIGCHLD && info.si_pid == 0) return 0;
+  }
 }
 
 // C: pid 1 of the jail.
@@ -166,9 +131,14 @@ int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
   // the same credentials, Landlock domain and seccomp filter: a warm launch does no
   // confinement work, and the jail's init never holds more than the program it runs.
   t = clock::now();
-  if (int err = confine_init(spec, ruleset)) return err;
+  if (int err = confine_process(spec, ruleset)) return err;
   report_step("confine", t);
 
+  if (spec.mode == jail_mode::hold) {
+    release_stdio();
+    report_step("armed", began);
+    return hold_workspace();
+  }
   if (warm) {
     // The runtime hands the jail out only after this line.
     report_step("armed", began);
@@ -179,7 +149,24 @@ int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
   return supervise_target(spec, {});
 }
 
-// H: waits for C, relaying the runtime's request to end.
+// H of a holder: names C to the runtime while C cannot yet have been reaped (H is its
+// parent and reaps only at the end), so the pid and start time name C for good. A root
+// runtime also shields C from the OOM killer: it is pid 1 of the workspace, and its death
+// ends every process in it (an unprivileged one may not lower the score; C then keeps 0).
+void report_holder(pid_t init) {
+  auto started = process_start_time(init);
+  std::string adj = "/proc/" + std::to_string(init) + "/oom_score_adj";
+  int fd = ::open(adj.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    (void)!::write(fd, "-1000", 5);
+    ::close(fd);
+  }
+  if (started) report_holding(init, *started);
+  else report_failed(ESRCH, "hold", "the holder's init has no readable /proc/" + std::to_string(init) + "/stat");
+}
+
+} // namespace
+
 int relay_until_exit(pid_t init, const jail_spec& spec) {
   sigset_t set;
   sigemptyset(&set);
@@ -204,8 +191,6 @@ int relay_until_exit(pid_t init, const jail_spec& spec) {
     }
   }
 }
-
-} // namespace
 
 int run_jailed(const jail_spec& spec, bool warm) {
   sigset_t set;
@@ -264,6 +249,7 @@ int run_jailed(const jail_spec& spec, bool warm) {
     return step_error("clone", "release the jail's init"), 125;
   }
   report_step("namespaces", t);
+  if (spec.mode == jail_mode::hold) report_holder(init);
   release_stdio();  // C holds the jail's stdio; H only relays
   return relay_until_exit(init, spec);
 }

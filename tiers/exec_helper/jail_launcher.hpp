@@ -17,12 +17,20 @@
 // pid 1, is no stronger than it.
 #pragma once
 
+#include <sys/types.h>
+
 #include "tiers/jail/jail_spec.hpp"
 
 namespace corral::helper {
 
 // warm: fd 3 is still open; C arms the whole jail (everything up to its own confinement),
 // reports the step `armed`, and waits there for the launch frame (jail_spec.hpp).
+// Hold mode (a workspace's holder): C builds the same jail, reports `armed` and then only
+// reaps (hold_workspace); H reports `holding <pid> <start time>` for C.
 int run_jailed(const jail_spec& spec, bool warm);
+
+// H's part after the clone: waits for `init`, relaying the runtime's SIGTERM (and killing
+// `init` if it has not ended within the spec's grace and a margin). Returns C's exit code.
+int relay_until_exit(pid_t init, const jail_spec& spec);
 
 } // namespace corral::helper

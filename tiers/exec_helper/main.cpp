@@ -17,6 +17,7 @@
 #include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
+#include "tiers/exec_helper/workspace_enter.hpp"
 #include "tiers/jail/jail_spec.hpp"
 
 namespace {
@@ -73,7 +74,9 @@ int main(int argc, char** argv) {
   }
   corral::helper::report_step("spec", start);
 
-  if (spec->mode == corral::jail_mode::jail) return corral::helper::run_jailed(*spec, warm);
+  if (spec->mode == corral::jail_mode::jail || spec->mode == corral::jail_mode::hold)
+    return corral::helper::run_jailed(*spec, warm);
+  if (spec->mode == corral::jail_mode::enter) return corral::helper::run_entered(*spec);
   // Host mode with a lease (an external runtime such as runsc): only the target joins the
   // cgroups, so the lease's kill-all ends the runtime's whole tree while the helper
   // survives it to run the cleanup and report.

@@ -31,6 +31,10 @@ void report_step(const char* name, std::chrono::steady_clock::time_point since) 
 
 void report_started(long pid) { write_line("started " + std::to_string(pid) + "\n"); }
 
+void report_holding(long pid, std::uint64_t start_time) {
+  write_line("holding " + std::to_string(pid) + " " + std::to_string(start_time) + "\n");
+}
+
 void report_failed(int error_number, const char* step, const std::string& message) {
   std::string clean = message;
   for (auto& c : clean)

@@ -182,6 +182,9 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
   for (;;) {
     bool no_children = reap(target, target_status, target_reaped);
     if (no_children) break;
+    // In a workspace, asked to: what the program leaves behind lives on in the workspace
+    // (it reparents to the holder's init once this process exits).
+    if (now == phase::running && target_reaped && spec.leave_running) break;
     if (now == phase::running && target_reaped) begin_drain();
     if (now == phase::draining && clock::now() >= phase_deadline) begin_kill();
     if (now == phase::killing) {
@@ -204,7 +207,9 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
     // A jail's init (pid 1) runs as the program's uid, so the program may signal it; only
     // a sender outside the pid namespace (H relaying the runtime: si_pid 0 here) ends the
     // execution.
-    if (in_own_pid_namespace && sender != 0) continue;
+    // A step entering a workspace is not pid 1, but the same holds: its parent relays from
+    // outside the workspace's pid namespace, every sender inside is the workspace's.
+    if ((in_own_pid_namespace || spec.mode == jail_mode::enter) && sender != 0) continue;
     // SIGTERM/SIGINT/SIGHUP/SIGQUIT: the runtime (or the runtime's death, through
     // PR_SET_PDEATHSIG) asks for the execution to end.
     terminated = true;

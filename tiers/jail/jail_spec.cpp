@@ -6,7 +6,8 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS4";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts
+constexpr char kMagic[] = "CRJS5";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts;
+                                    // 5: hold and enter modes
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -129,6 +130,9 @@ std::string serialize(const jail_spec& s) {
   w.u32(s.gid_inside);
   w.u32(s.uid_outside);
   w.u32(s.gid_outside);
+  w.u64(static_cast<std::uint64_t>(s.enter_pid));
+  w.u64(s.enter_start_time);
+  w.boolean(s.leave_running);
   return w.take();
 }
 
@@ -138,7 +142,7 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   if (!r.magic(kMagic))
     return make_failure(failure_kind::internal, "jail spec: bad magic (runtime and helper versions differ?)");
   auto mode = r.u32();
-  if (mode > 1) return make_failure(failure_kind::internal, "jail spec: unknown mode");
+  if (mode > 3) return make_failure(failure_kind::internal, "jail spec: unknown mode");
   s.mode = static_cast<jail_mode>(mode);
   s.program = r.str();
   s.argv = r.strs();
@@ -196,6 +200,11 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.gid_inside = r.u32();
   s.uid_outside = r.u32();
   s.gid_outside = r.u32();
+  s.enter_pid = static_cast<std::int64_t>(r.u64());
+  s.enter_start_time = r.u64();
+  s.leave_running = r.boolean();
+  if (s.mode == jail_mode::enter && (s.enter_pid <= 0 || s.enter_start_time == 0))
+    return make_failure(failure_kind::internal, "jail spec: enter mode without the holder's pid and start time");
   if (!r.ok() || !r.at_end())
     return make_failure(failure_kind::internal, "jail spec: truncated or trailing bytes");
   if (s.argv.empty() || s.program.empty())

@@ -21,6 +21,12 @@ inline constexpr int kStatusFd = 4;  // helper writes status lines (see status_l
 enum class jail_mode : std::uint8_t {
   host = 0,  // subreaper + own session only: the development tier
   jail = 1,  // namespaces, filesystem view, cgroup, rlimits, Landlock, seccomp
+  // A workspace's holder: the whole jail built once, whose init then only reaps what the
+  // workspace's executions leave behind (actors/workspaces/workspace_holder.hpp).
+  hold = 2,
+  // A step in a workspace: no namespaces or view of its own; it joins the holder's
+  // (`enter_pid`), then confines itself as a jail's init does and starts its program.
+  enter = 3,
 };
 
 enum class mount_kind : std::uint8_t {
@@ -104,6 +110,16 @@ struct jail_spec {
   std::uint32_t gid_inside = 65534;
   std::uint32_t uid_outside = 65534;
   std::uint32_t gid_outside = 65534;
+
+  // --- enter mode only ---
+  // The holder's init, by host pid and the start time (clock ticks after boot, field 22
+  // of /proc/<pid>/stat) its helper read while the pid could not be reused: a helper that
+  // finds another start time refuses rather than enter whatever has that pid now.
+  std::int64_t enter_pid = 0;
+  std::uint64_t enter_start_time = 0;
+  // The step's leftovers (background processes) stay in the workspace when the program
+  // exits, instead of being ended with it.
+  bool leave_running = false;
 };
 
 // A length-prefixed binary encoding: robust to any byte in any string but NUL-free

@@ -25,6 +25,9 @@ std::optional<status_line> parse_status_line(const std::string& line) {
     if (!(in >> s.wait_status >> s.maxrss_kb >> s.user_us >> s.system_us >> terminated))
       return std::nullopt;
     s.terminated = terminated != 0;
+  } else if (word == "holding") {
+    s.what = status_line::kind::holding;
+    if (!(in >> s.pid >> s.start_time) || s.pid <= 0 || s.start_time == 0) return std::nullopt;
   } else {
     return std::nullopt;
   }

@@ -6,6 +6,9 @@
 //   failed <errno> <step> <message…>    the target could not be started
 //   exited <wait-status> <maxrss-kb> <user-us> <system-us> <terminated>
 //                                       the target and every descendant are gone
+//   holding <pid> <start-time>          hold mode: the holder's init, by host pid and its
+//                                       start time (/proc/<pid>/stat field 22), read by its
+//                                       parent while the pid cannot be reused
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,7 @@
 namespace corral {
 
 struct status_line {
-  enum class kind { step, started, failed, exited } what = kind::step;
+  enum class kind { step, started, failed, exited, holding } what = kind::step;
   std::string name;        // step name, or failed step
   std::uint64_t micros = 0;
   long pid = 0;
@@ -26,6 +29,7 @@ struct status_line {
   std::uint64_t user_us = 0;
   std::uint64_t system_us = 0;
   bool terminated = false;  // the helper was asked to terminate (timeout or cancel)
+  std::uint64_t start_time = 0;  // holding
 };
 
 std::optional<status_line> parse_status_line(const std::string& line);
