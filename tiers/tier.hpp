@@ -2,6 +2,7 @@
 // and says honestly what it enforces on this machine.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -30,6 +31,14 @@ struct tier_status {
   std::string reason;  // why not, and what to do
 };
 
+// A workspace's holder init (actors/workspaces/workspace_holder.hpp), by host pid and start
+// time: what a step entering the workspace joins.
+struct holder_ref {
+  std::int64_t pid = 0;
+  std::uint64_t start_time = 0;
+  bool held() const { return pid > 0 && start_time > 0; }
+};
+
 // One step of an execution, ready to launch: argv and env are final.
 struct launch_request {
   std::vector<std::string> argv;  // argv[0] is resolved by the tier
@@ -41,6 +50,9 @@ struct launch_request {
   // A language step whose source file lies in the scratch dir starts there, whatever the
   // profile's working directory (--cwd, --here).
   bool start_in_scratch = false;
+  // In a workspace with a holder (lease_grant::enter): the step's background processes stay
+  // in the workspace when it exits, instead of ending with it.
+  bool leave_running = false;
 };
 
 // What the lease granted: where the child must place itself before exec.
@@ -49,6 +61,9 @@ struct lease_grant {
   // The lease's cgroups' path below each hierarchy's mount (the same in all), for a
   // runtime that makes its own cgroups inside them; empty when the lease has none.
   std::string cgroup_path;
+  // A workspace's share: the step enters its holder (jail_mode::enter) instead of building
+  // a jail of its own.
+  holder_ref enter;
 };
 
 struct launch_plan {

@@ -1,6 +1,7 @@
 #include "actors/launch/child_launcher.hpp"
 
 #include "actors/execution.hpp"
+#include "tiers/jail/workspace_modes.hpp"
 
 namespace corral {
 
@@ -25,6 +26,7 @@ launch_request launch_request_for(const execution_plan& plan, const exec_step& s
   request.caller_path = plan.caller_path;
   request.controlling_tty = controlling_tty;
   request.start_in_scratch = step.in_scratch;
+  request.leave_running = plan.leave_running;
   return request;
 }
 
@@ -58,6 +60,7 @@ expected<launched_child> child_launcher::launch(const tier& boundary, const laun
                                                 const lease_grant& grant, child_wiring wiring) {
   auto plan = boundary.plan(request, grant);
   if (!plan) return plan.error();
+  if (grant.enter.held()) as_entering(*plan, grant.enter, request.leave_running);
   auto cmd = command_for(launch_mode::run, plan->spec, std::move(wiring));
   auto id = cmd.id;
   io_->spawn(std::move(cmd));
@@ -83,6 +86,26 @@ expected<armed_child> child_launcher::arm(const tier& boundary, const arming& wh
   armed_child jail{cmd.id, std::move(plan->spec)};
   io_->spawn(std::move(cmd));
   return jail;
+}
+
+expected<launched_child> child_launcher::hold(const tier& boundary, const arming& what, const lease_grant& grant,
+                                              caf::actor owner) {
+  launch_request placeholder;
+  placeholder.argv = {kPlaceholderProgram};
+  placeholder.scratch_dir = what.work_dir;
+  placeholder.effective = what.effective;
+  placeholder.caller_path = what.caller_path;
+  auto plan = boundary.plan(placeholder, grant);
+  if (!plan) return plan.error();
+  as_holder(*plan);
+  child_wiring wiring;
+  wiring.owner = owner;
+  wiring.out = {owner, 0, overflow_policy::discard};
+  wiring.err = {owner, 0, overflow_policy::discard};
+  auto cmd = command_for(launch_mode::hold, plan->spec, std::move(wiring));
+  auto id = cmd.id;
+  io_->spawn(std::move(cmd));
+  return launched(id, *plan);
 }
 
 expected<launched_child> child_launcher::launch_armed(const armed_child& jail, const tier& boundary,

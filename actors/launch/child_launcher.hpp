@@ -50,7 +50,8 @@ struct launched_child {
   std::vector<std::string> masked;  // protected paths the view covers
 };
 
-// What a warm jail is armed from: the profile alone, before any request.
+// What a warm jail is armed from: the profile alone, before any request (and a workspace's
+// holder: its files and budget).
 struct arming {
   std::string work_dir;  // the jail's /work
   limits effective;      // the profile's, which its lease holds
@@ -79,6 +80,10 @@ public:
   // its owner and output routes apply (an armed jail's stdin is a pipe already).
   expected<launched_child> launch_armed(const armed_child& jail, const tier& boundary, const launch_request& request,
                                         const lease_grant& grant, child_wiring wiring);
+  // launch_mode::hold: a workspace's holder, the jail planned from `what` (the workspace's
+  // files as work_dir, its budget as limits). Its events go to `owner` (status `holding`,
+  // then step `armed` once its init holds the workspace); its output is discarded.
+  expected<launched_child> hold(const tier& boundary, const arming& what, const lease_grant& grant, caf::actor owner);
   // Ends an armed jail nobody launched: EOF on its fd 3 lets it exit.
   void retire_armed(process_id id);
 
