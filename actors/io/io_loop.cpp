@@ -124,10 +124,29 @@ void io_loop::impl::do_resize(process_id id, std::uint16_t rows, std::uint16_t c
 
 void io_loop::impl::do_release(process_id id) {
   auto* p = find(id);
-  if (!p) return;
+  if (!p || p->detached) return;
   p->released = true;
   egress->close_process(p->id);
   for (auto* s : {&p->out, &p->err}) end_stream(*s);
+  close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
+  close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
+  maybe_forget(p);
+}
+
+void io_loop::impl::do_detach_output(process_id id) {
+  auto* p = find(id);
+  if (!p || p->detached) return;
+  p->released = true;
+  p->detached = true;
+  egress->close_process(p->id);
+  for (auto* s : {&p->out, &p->err}) {
+    if (!s->open) continue;
+    drain_now(*s);
+    if (!s->open) continue;  // the drain met EOF
+    caf::anon_send(s->route.sink, io_eof{p->id, s->kind, s->dropped});
+    s->route = output_route{caf::actor{}, 0, overflow_policy::discard};
+    if (s->paused) start_reading(*s);
+  }
   close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
   close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
   maybe_forget(p);
@@ -167,6 +186,9 @@ void io_loop::resize(process_id id, std::uint16_t rows, std::uint16_t cols) {
 }
 void io_loop::release(process_id id) {
   impl_->post([this, id] { impl_->do_release(id); });
+}
+void io_loop::detach_output(process_id id) {
+  impl_->post([this, id] { impl_->do_detach_output(id); });
 }
 std::size_t io_loop::tracked() const { return impl_->tracked_count; }
 void io_loop::egress_answer(corral::egress_answer answer) {

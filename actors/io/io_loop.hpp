@@ -87,6 +87,10 @@ public:
   // Closes what is still open of the process's streams (a bound on waiting for EOF when a
   // descendant that escaped holds a pipe open) and forgets it once reaped.
   void release(process_id id);
+  // Ends the streams for their readers (io_eof, after what the pipes hold now) but keeps
+  // reading and discarding them until the last writer closes them, so background
+  // processes a workspace step left behind never meet EPIPE; forgotten once reaped.
+  void detach_output(process_id id);
   // The egress_proxy actor's answer to an egress_ask (actors/egress/egress_messages.hpp).
   void egress_answer(corral::egress_answer answer);
   // Proxied connections the loop holds for `id` (for tests: none may outlive it).

@@ -51,6 +51,7 @@ struct io_loop::impl {
     bool exit_poll_open = false;
     bool reaped = false;
     bool released = false;
+    bool detached = false;  // detach_output: streams drained into nothing until their writers go
     stream_state out, err;
     uv_pipe_t stdin_pipe{};
     bool stdin_open = false;
@@ -135,6 +136,8 @@ struct io_loop::impl {
   void do_signal(process_id id, int sig, bool whole_group);
   void do_resize(process_id id, std::uint16_t rows, std::uint16_t cols);
   void do_release(process_id id);
+  void do_detach_output(process_id id);
+  void drain_now(stream_state& s);
 };
 
 } // namespace corral

@@ -1,6 +1,8 @@
 #include "actors/io/loop_internals.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <unistd.h>
 
 #include <caf/send.hpp>
 
@@ -44,7 +46,7 @@ void io_loop::impl::on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
   if (n < 0) return end_stream(s);  // EOF, or EIO from a pty whose slave is closed
   auto size = static_cast<std::uint64_t>(n);
   auto kept = std::min<std::uint64_t>(size, s.route.credit);
-  if (kept > 0) {
+  if (kept > 0 && s.route.sink) {
     s.route.credit -= kept;
     caf::anon_send(s.route.sink, io_chunk{s.owner->id, s.kind, std::string(buf->base, kept)});
   }
@@ -59,9 +61,23 @@ void io_loop::impl::on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
   }
 }
 
+// What the pipe holds right now goes to the reader before its stream is detached: the
+// program's last output is in the pipe by the time its exit is known.
+void io_loop::impl::drain_now(stream_state& s) {
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(&s.pipe), &fd) != 0) return;
+  for (int i = 0; i < 64 && s.open; ++i) {
+    auto n = ::read(fd, s.owner->loop->read_buffer, kLoopReadBuffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return;  // EAGAIN: nothing more for now
+    uv_buf_t buf = uv_buf_init(s.owner->loop->read_buffer, static_cast<unsigned>(n));
+    on_read(s, n == 0 ? static_cast<ssize_t>(UV_EOF) : n, &buf);
+  }
+}
+
 void io_loop::impl::end_stream(stream_state& s) {
   if (!s.open) return;
-  caf::anon_send(s.route.sink, io_eof{s.owner->id, s.kind, s.dropped});
+  if (s.route.sink) caf::anon_send(s.route.sink, io_eof{s.owner->id, s.kind, s.dropped});
   close_handle(s.owner, reinterpret_cast<uv_handle_t*>(&s.pipe), s.open);
 }
 
