@@ -24,6 +24,12 @@ using warm_atom = caf::atom_constant<caf::atom("warm")>;
 using eof_wait_atom = caf::atom_constant<caf::atom("eofwait")>;
 using stop_atom = caf::atom_constant<caf::atom("stop")>;
 using stats_atom = caf::atom_constant<caf::atom("stats")>;
+// A workspace's lease and holder (actors/workspaces/workspace_holder.hpp).
+using freeze_atom = caf::atom_constant<caf::atom("freeze")>;
+using frozen_atom = caf::atom_constant<caf::atom("frozen")>;
+using pids_atom = caf::atom_constant<caf::atom("pids")>;
+using hold_atom = caf::atom_constant<caf::atom("hold")>;
+using signal_atom = caf::atom_constant<caf::atom("signal")>;
 // Sessions (see actors/sessions/session_messages.hpp).
 using session_atom = caf::atom_constant<caf::atom("session")>;
 using terminal_atom = caf::atom_constant<caf::atom("terminal")>;

@@ -27,6 +27,8 @@ constexpr milliseconds kFinishTick{2};    // finish polls for the cgroups to emp
 constexpr milliseconds kSampleTick{50};   // v2 without memory.peak samples memory.current
 constexpr milliseconds kFinishBound{5000};
 constexpr milliseconds kExitBound{2000};  // the exit path blocks its thread; keep it short
+constexpr milliseconds kFreezeTick{5};
+constexpr milliseconds kFreezeBound{5000};  // a member in uninterruptible sleep never freezes
 
 enum class lease_phase {
   idle,         // nothing created yet
@@ -50,6 +52,9 @@ struct cgroup_lease_state {
   std::uint64_t sample_gen = 0;
   caf::typed_response_promise<lease_report> finish_reply;
   clock_type::time_point finish_deadline;
+  // A freeze waiting for the kernel (one at a time: the holder asks one at a time).
+  std::optional<caf::typed_response_promise<lease_done>> freeze_reply;
+  clock_type::time_point freeze_deadline;
 
   static inline const char* name = "cgroup_lease";
 
@@ -63,6 +68,8 @@ struct cgroup_lease_state {
     report.usage = counters.usage;
     report.out_of_memory = counters.out_of_memory;
     report.pids_limit_hit = counters.pids_limit_hit;
+    report.oom_kills = counters.oom_kills;
+    report.pids_refusals = counters.pids_refusals;
     report.enforced_memory = set->enforced().memory;
     report.enforced_pids = set->enforced().pids;
     report.enforced_cpu = set->enforced().cpu;
@@ -123,7 +130,7 @@ lease_acquired acquire(cgroup_lease_state& st) {
   // not exist (harmless to sweep), never a cgroup nobody knows about.
   if (auto s = write_lease_record(st.config.leases_dir, st.config.exec_id, set->recorded_dirs()); !s)
     return refuse(s.error());
-  if (auto s = set->create(st.config.lim); !s) {
+  if (auto s = set->create(st.config.lim, !st.config.workspace); !s) {
     remove_lease_record(st.config.leases_dir, st.config.exec_id);
     return refuse(s.error());
   }
@@ -212,6 +219,42 @@ caf::behavior cgroup_lease(self_ptr self, cgroup_lease_config config) {
         if (gen != st.sample_gen || (st.phase != lease_phase::held && st.phase != lease_phase::terminating)) return;
         st.set->sample_peak();
         self->delayed_send(self, kSampleTick, stats_atom::value, st.sample_gen);
+      },
+      [=](freeze_atom, bool frozen) -> caf::result<lease_done> {
+        auto& st = self->state;
+        if (!st.set || (st.phase != lease_phase::held && st.phase != lease_phase::terminating))
+          return lease_done{false, make_failure(failure_kind::internal, "cgroup lease: not held")};
+        if (st.freeze_reply) return lease_done{false, make_failure(failure_kind::conflict, "a freeze is under way")};
+        if (auto s = st.set->set_frozen(frozen); !s) return lease_done{false, s.error()};
+        if (!frozen) return lease_done{true, {}};
+        auto reply = self->make_response_promise<lease_done>();
+        st.freeze_reply = reply;
+        st.freeze_deadline = clock_type::now() + kFreezeBound;
+        self->send(self, frozen_atom::value);
+        return reply;
+      },
+      [=](frozen_atom) {
+        auto& st = self->state;
+        if (!st.freeze_reply) return;
+        if (st.set && st.set->frozen()) {
+          st.freeze_reply->deliver(lease_done{true, {}});
+          st.freeze_reply.reset();
+          return;
+        }
+        if (clock_type::now() >= st.freeze_deadline) {
+          if (st.set) (void)st.set->set_frozen(false);
+          st.freeze_reply->deliver(lease_done{false, make_failure(failure_kind::conflict,
+              "the workspace did not freeze within 5 s (a process in uninterruptible sleep); it was thawed")});
+          st.freeze_reply.reset();
+          return;
+        }
+        self->delayed_send(self, kFreezeTick, frozen_atom::value);
+      },
+      [=](pids_atom) {
+        std::vector<int> out;
+        if (auto& st = self->state; st.set)
+          for (auto pid : st.set->pids()) out.push_back(static_cast<int>(pid));
+        return out;
       },
       [=](finish_atom) {
         auto& st = self->state;

@@ -22,6 +22,10 @@ struct cgroup_lease_config {
   std::chrono::milliseconds kill_grace{200};  // SIGTERM to SIGKILL on terminate
   kernel_features features;
   bool nested = false;  // the tier's runtime makes its own cgroups below ours
+  // A workspace's budget, held by its holder for as long as the workspace runs: an OOM
+  // kill takes a process, not the whole set (the holder is pid 1 of the workspace), and
+  // the lease also freezes and lists its members.
+  bool workspace = false;
 };
 
 caf::actor spawn_cgroup_lease(caf::actor_system& sys, cgroup_lease_config config);

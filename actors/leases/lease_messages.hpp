@@ -13,6 +13,11 @@
 //   (finish_atom)                       -> lease_report     the main child is gone: kill what is
 //                                                           left, wait until empty, read counters,
 //                                                           remove the cgroup and its record
+// A workspace's cgroup lease also takes (cgroup_lease_config::workspace):
+//   (freeze_atom, bool frozen)          -> lease_done       frozen (or thawed) once the kernel says
+//                                                           so; a freeze not done within 5 s is
+//                                                           undone and refused (a task in D state)
+//   (pids_atom)                         -> std::vector<int> host pids of every member now
 #pragma once
 
 #include <chrono>
@@ -36,10 +41,17 @@ struct lease_acquired {
   lease_grant grant;
 };
 
+struct lease_done {
+  bool ok = false;
+  failure error;
+};
+
 struct lease_report {
   resource_usage usage;
   bool out_of_memory = false;   // the memory limit's OOM killer fired
   bool pids_limit_hit = false;  // a fork failed against pids.max
+  std::uint64_t oom_kills = 0;      // the counts behind the two (cgroup_counters)
+  std::uint64_t pids_refusals = 0;
   bool enforced_memory = false;
   bool enforced_pids = false;
   bool enforced_cpu = false;
@@ -50,3 +62,4 @@ struct lease_report {
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::limits)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_acquired)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_report)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::lease_done)

@@ -19,6 +19,9 @@ struct lease_request {
   std::string exec_id;
   std::shared_ptr<const tier> boundary;
   limits effective;
+  // Set for a step in a workspace with a holder: it runs in the workspace's cgroup, so its
+  // lease is a share of the holder's (actors/leases/workspace_share_lease.hpp).
+  caf::actor workspace_holder;
 };
 
 // Spawns the lease the tier needs, linked to nothing: the asker monitors it.

@@ -193,7 +193,8 @@ status cgroup_set::watch_oom(const std::string& dir) {
   return ok();
 }
 
-status cgroup_set::create(const limits& lim) {
+status cgroup_set::create(const limits& lim, bool whole_group_oom) {
+  whole_group_oom_ = whole_group_oom;
   if (auto s = check_limits(lim); !s) return s;
   enforced_ = {};
   std::vector<std::string> made;
@@ -264,7 +265,7 @@ status cgroup_set::apply_limits(const limits& lim) {
       if (exists(*d + "/memory.swap.max"))
         if (auto s = write_limit(*d + "/memory.swap.max", "0"); !s) return s;
       // One OOM kill takes the whole execution, not a random member of it.
-      if (exists(*d + "/memory.oom.group")) write_small(*d + "/memory.oom.group", "1");
+      if (whole_group_oom_ && exists(*d + "/memory.oom.group")) write_small(*d + "/memory.oom.group", "1");
     } else if (auto d = dir_with(dirs_, "memory.limit_in_bytes")) {
       if (auto s = write_limit(*d + "/memory.limit_in_bytes", bytes); !s) return s;
       // memsw caps memory plus swap (after limit_in_bytes: it may never be below it).
@@ -375,6 +376,27 @@ void cgroup_set::kill_all() const {
   signal_all(SIGKILL);
 }
 
+bool cgroup_set::can_freeze() const {
+  return std::any_of(dirs_.begin(), dirs_.end(), [](const std::string& d) { return freezer_of(d).has_value(); });
+}
+
+status cgroup_set::set_frozen(bool frozen) const {
+  for (const auto& d : dirs_) {
+    auto fz = freezer_of(d);
+    if (!fz) continue;
+    if (int err = write_small(fz->control, frozen ? fz->frozen_value : fz->thawed_value); err != 0)
+      return make_failure(failure_kind::internal, "writing " + fz->control + ": " + std::strerror(err));
+    return ok();
+  }
+  return make_failure(failure_kind::tier_unavailable, "no cgroup freezer here (v1 freezer hierarchy or v2 cgroup.freeze)");
+}
+
+bool cgroup_set::frozen() const {
+  for (const auto& d : dirs_)
+    if (freezer_of(d)) return is_frozen(d);
+  return false;
+}
+
 bool cgroup_set::needs_peak_sampling() const {
   return !dir_with(dirs_, "memory.peak") && !dir_with(dirs_, "memory.max_usage_in_bytes") &&
          dir_with(dirs_, "memory.current");
@@ -409,9 +431,12 @@ cgroup_counters cgroup_set::read_counters() const {
       c.usage.cpu_system_us = keyed_of(d + "/cpuacct.stat", "system").value_or(0) * 1'000'000 / hz;
     }
 
-    if (keyed_of(d + "/memory.events", "oom_kill").value_or(0) > 0) c.out_of_memory = true;
+    auto v2_kills = keyed_of(d + "/memory.events", "oom_kill").value_or(0);
+    c.oom_kills += v2_kills;
+    if (v2_kills > 0) c.out_of_memory = true;
     if (has_counter_file(d + "/memory.oom_control")) {
       if (auto kills = keyed_of(d + "/memory.oom_control", "oom_kill")) {
+        c.oom_kills += *kills;
         if (*kills > 0) c.out_of_memory = true;
       } else {
         // Before 4.13 v1 counts no OOM kills. failcnt alone also counts reclaim, so only a
@@ -422,7 +447,9 @@ cgroup_counters cgroup_set::read_counters() const {
           c.out_of_memory = true;
       }
     }
-    if (keyed_of(d + "/pids.events", "max").value_or(0) > 0) c.pids_limit_hit = true;
+    auto refused_forks = keyed_of(d + "/pids.events", "max").value_or(0);
+    c.pids_refusals += refused_forks;
+    if (refused_forks > 0) c.pids_limit_hit = true;
     // A fork refused in a nested runtime's cgroup is counted there (pids.events is the
     // forking task's), and that cgroup is gone by now: the limit having been reached is
     // what is left to see. A program that used exactly its limit counts as hitting it.

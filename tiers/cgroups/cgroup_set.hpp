@@ -21,6 +21,10 @@ struct cgroup_counters {
   resource_usage usage;
   bool out_of_memory = false;   // the OOM killer fired in the cgroup
   bool pids_limit_hit = false;  // a fork failed against pids.max (nested: pids.max was reached)
+  // The kernel's counts behind the two flags, where it keeps them: a workspace's steps share
+  // one cgroup, and a step's verdict is what the counts did while it ran.
+  std::uint64_t oom_kills = 0;
+  std::uint64_t pids_refusals = 0;
 };
 
 struct cgroup_enforced {
@@ -40,8 +44,10 @@ public:
   // Dirs read back from a lease record (the caller has checked them with is_lease_cgroup_dir).
   static cgroup_set adopt(std::vector<std::string> dirs);
 
-  // Creates the dirs and writes the limits; on failure removes what it made.
-  status create(const limits& lim);
+  // Creates the dirs and writes the limits; on failure removes what it made. An OOM kill
+  // takes the whole set (v2 memory.oom.group) unless `whole_group_oom` is false: a
+  // workspace's set holds its holder, whose death would end every process in it.
+  status create(const limits& lim, bool whole_group_oom = true);
   // Writes the limits that are set again, over what create wrote: a warm jail's cgroups,
   // made with the profile's limits, take a request's tighter ones (callers only tighten).
   status tighten(const limits& lim);
@@ -65,6 +71,12 @@ public:
   // SIGKILL without giving a fork bomb room to outrun the loop: cgroup.kill on v2 (5.14+),
   // else freeze, kill every member, thaw. Call until empty().
   void kill_all() const;
+
+  // The freezer (v1 freezer.state, v2 cgroup.freeze): every member stops where it is, and
+  // takes no CPU, until thawed. Freezing is asynchronous: frozen() says when it is done.
+  bool can_freeze() const;
+  status set_frozen(bool frozen) const;
+  bool frozen() const;
 
   // v2 without memory.peak: remember the highest memory.current seen.
   bool needs_peak_sampling() const;
@@ -97,6 +109,7 @@ private:
   mutable bool oom_seen_ = false;
   std::string v2_root_;  // set when planned on v2: its subtree_control needs controllers
   cgroup_enforced enforced_;
+  bool whole_group_oom_ = true;
   std::uint64_t sampled_peak_ = 0;
   std::shared_ptr<const std::set<std::string>> counter_files_;  // unset: probe on each read
 };
