@@ -48,6 +48,10 @@ struct exec_request {
   // With a workspace: the result lists what changed in its files while this ran
   // (exec_result::changes); costs a scan, with hashes, before and after.
   bool changes = false;
+  // In a workspace: what the program leaves running in the background (a server started
+  // with `&`) lives on in the workspace after it exits, listed by `ps` and ended by `kill`
+  // or the workspace's end. Default: ended with the execution.
+  bool leave_running = false;
   // Who asked (the daemon: the connection), for fair queuing: when every slot is taken,
   // clients' executions take turns round robin. 0: the embedding program; not serialized.
   std::uint64_t client = 0;

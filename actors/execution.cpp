@@ -375,6 +375,7 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
             st.steps.push_back({ev.line.name, ev.line.micros});
             break;
           case status_line::kind::started: break;
+          case status_line::kind::holding: break;  // a holder's line; never a step's
           case status_line::kind::failed: st.start_failure = ev.line; break;
           case status_line::kind::exited:
             st.target_exit = ev.line;
@@ -392,7 +393,10 @@ caf::behavior execution(self_ptr self, execution_plan plan, execution_env env) {
         st.helper_wait_status = ev.wait_status;
         // The helper outlives the program by its own exit (a jail's: the namespaces' teardown).
         if (st.target_exit) close_phase(st, "teardown");
-        self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
+        // Left running in the workspace, the program's background processes may hold its
+        // pipes for hours: its output ends here, the rest is read and dropped.
+        if (st.plan.leave_running && (!st.out || !st.err)) st.env.launcher->io().detach_output(ev.id);
+        else self->delayed_send(self, kEofBound, eof_wait_atom::value, ev.id);
         if (st.ending == end_state::result_out) return finish_lease(self);
         step_complete(self);
       },

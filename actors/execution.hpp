@@ -55,6 +55,10 @@ struct execution_plan {
   // execution borrows a workspace's files, which outlive it.
   std::shared_ptr<scratch_dir_owner> scratch;
   std::string workspace;  // the workspace it runs in (id); empty: none
+  // A workspace with a holder: each step enters it (its lease is a share of the
+  // workspace's cgroup, asked of the holder actor); leave_running keeps its leftovers.
+  caf::actor workspace_holder;
+  bool leave_running = false;
   // exec_request::changes: the workspace's files as they were before it started; the
   // supervisor compares them with what is there at its end.
   std::shared_ptr<const std::vector<manifest_entry>> changes_before;
@@ -95,7 +99,7 @@ inline void remove_owned_scratch(execution_plan& plan) {
 
 // The lease an execution (or a session, planned as one) asks for.
 inline lease_request lease_request_for(const execution_plan& plan) {
-  return {plan.id, plan.boundary, plan.effective};
+  return {plan.id, plan.boundary, plan.effective, plan.workspace_holder};
 }
 
 // Replies once to run_atom with an exec_outcome, then quits.

@@ -92,6 +92,11 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   if (r.changes && !ctx.workspace)
     return make_failure(failure_kind::invalid_request,
                         "changes lists what an execution changed in its workspace: it needs a workspace");
+  if (r.leave_running && !(ctx.workspace && ctx.workspace->holder))
+    return make_failure(failure_kind::invalid_request,
+                        ctx.workspace ? "leave_running needs a workspace with a holder, which the allow-list network mode "
+                                        "does not give (each execution there is a jail of its own)"
+                                      : "leave_running keeps background processes in a workspace: it needs a workspace");
   const profile& prof = *ctx.prof;
 
   limit_request asked;
@@ -141,7 +146,15 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                           "files; run it with argv or command (e.g. python3 -c CODE)");
     plan.work_dir = ctx.workspace->root;
     plan.workspace = ctx.workspace->id;
+    plan.workspace_holder = ctx.workspace->holder;
+    plan.leave_running = r.leave_running;
     plan.not_enforced.push_back("workspace_disk_quota");
+    // With a holder the workspace's cgroup bounds all its steps together; a step's own
+    // tighter memory, pids or cpu limit is not held apart from it.
+    const auto& w = ctx.workspace->record;
+    if (ctx.workspace->holder && (effective->memory_bytes != w.memory_bytes || effective->pids != w.pids ||
+                                  effective->cpu_cores != w.cpu_cores))
+      plan.not_enforced.push_back("per_execution_limits_in_workspace");
   } else {
     // A plan refused past here drops its owner, which removes the dir.
     auto scratch = scratch_dir_owner::make(ctx.scratch_parent, id, effective->scratch_bytes);

@@ -21,6 +21,7 @@
 #include "actors/leases/process_group_lease.hpp"
 #include "actors/supervisor.hpp"
 #include "actors/workspaces/workspace_registry.hpp"
+#include "actors/leases/workspace_share_lease.hpp"
 #include "config/protected_paths.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
@@ -168,8 +169,6 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   sc.instance = p->claim->instance();
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
-  p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, p->prof});
-  sc.workspaces = p->workspaces;
   sc.warm_jails = options.warm_jails;
   p->max_concurrent = options.max_concurrent;
   auto* sys = p->sys.get();
@@ -177,7 +176,26 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   auto state_dir = p->state_dir;
   auto features = p->features;
   auto leases_dir = p->state_dir + "/leases";
+  // A workspace's holder holds its budget in a cgroup lease of its own; its steps hold shares.
+  holder_env holding;
+  holding.launcher = p->launcher.get();
+  holding.boundary = p->registry->find("landlock");
+  holding.instance = sc.instance;
+  holding.caller_path = sc.caller_path;
+  holding.make_budget = [sys, features, leases_dir](const std::string& id, const limits& budget) {
+    cgroup_lease_config lc;
+    lc.exec_id = id;
+    lc.leases_dir = leases_dir;
+    lc.lim = budget;
+    lc.kill_grace = budget.kill_grace;
+    lc.features = features;
+    lc.workspace = true;
+    return spawn_cgroup_lease(*sys, lc);
+  };
+  p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, p->prof, std::move(holding)});
+  sc.workspaces = p->workspaces;
   sc.make_lease = [sys, io, features, leases_dir](const lease_request& r) -> caf::actor {
+    if (r.workspace_holder) return spawn_workspace_share_lease(*sys, io, r.workspace_holder, r.effective.kill_grace);
     if (!r.boundary->needs_cgroup_lease())
       return sys->spawn(process_group_lease, io, r.effective.kill_grace);
     cgroup_lease_config lc;
@@ -305,6 +323,26 @@ expected<workspace_info> runtime::inspect_workspace(const std::string& ref, cons
 expected<workspace_info> runtime::end_workspace(const std::string& ref, bool keep_files, const std::string& principal) {
   return info_or_error(
       ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_end_atom::value, ref, principal, keep_files));
+}
+
+expected<workspace_info> runtime::pause_workspace(const std::string& ref, const std::string& principal) {
+  return info_or_error(ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_pause_atom::value, ref, principal));
+}
+
+expected<workspace_info> runtime::resume_workspace(const std::string& ref, const std::string& principal) {
+  return info_or_error(ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_resume_atom::value, ref, principal));
+}
+
+expected<std::vector<workspace_process>> runtime::workspace_processes(const std::string& ref, const std::string& principal) {
+  auto r = answered(ask_workspaces<process_list>(*impl_->sys, impl_->workspaces, ws_ps_atom::value, ref, principal));
+  if (!r) return r.error();
+  return std::move(r->items);
+}
+
+expected<workspace_info> runtime::signal_in_workspace(const std::string& ref, int pid, int signal,
+                                                      const std::string& principal) {
+  return info_or_error(
+      ask_workspaces<workspace_reply>(*impl_->sys, impl_->workspaces, ws_kill_atom::value, ref, principal, pid, signal));
 }
 
 expected<file_reply> runtime::workspace_file(const std::string& ref, const file_call& call, const std::string& principal) {

@@ -21,6 +21,7 @@
 #include "actors/exec_result.hpp"
 #include "actors/sessions/session_messages.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
+#include "tiers/workspace/workspace_processes.hpp"
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 #include "tiers/kernel_features.hpp"
@@ -73,6 +74,16 @@ public:
   expected<workspace_info> inspect_workspace(const std::string& ref, const std::string& principal = "lib");
   expected<workspace_info> end_workspace(const std::string& ref, bool keep_files = false,
                                          const std::string& principal = "lib");
+  // Pause freezes everything running in the workspace (its cgroup's freezer) and lends it to
+  // no execution until resumed; refused while an execution or session runs in it.
+  expected<workspace_info> pause_workspace(const std::string& ref, const std::string& principal = "lib");
+  expected<workspace_info> resume_workspace(const std::string& ref, const std::string& principal = "lib");
+  // The processes living in the workspace (background ones an execution left running), by
+  // their pid inside it; and a signal to one of them.
+  expected<std::vector<workspace_process>> workspace_processes(const std::string& ref,
+                                                               const std::string& principal = "lib");
+  expected<workspace_info> signal_in_workspace(const std::string& ref, int pid, int signal,
+                                               const std::string& principal = "lib");
   // A file operation on a workspace's files (actors/workspaces/workspace_messages.hpp).
   expected<file_reply> workspace_file(const std::string& ref, const file_call& call, const std::string& principal = "lib");
   // Marks the files as they are now as `label`; `changes` lists what differs since a mark

@@ -137,7 +137,7 @@ void arm_one(self_ptr self) {
   if (!made) return arming_failed(self, made.error().message);
   std::shared_ptr<scratch_dir_owner> scratch = *made;
 
-  auto lease = st.config.make_lease(lease_request{id, st.config.boundary, st.config.defaults});
+  auto lease = st.config.make_lease(lease_request{id, st.config.boundary, st.config.defaults, {}});
   self->monitor(lease);
   ++st.leasing;
   ++st.next;

@@ -4,8 +4,12 @@ namespace corral::registry {
 
 namespace {
 
-// Promised by a workspace, not held by this version (see the header).
-const std::vector<std::string> kNotEnforced = {"workspace_disk_quota", "workspace_aggregate_limits"};
+// Promised by a workspace, not held by this version (see the header). Without a holder
+// (the allow-list network mode) each step is a jail of its own: limits bound each step,
+// and nothing outlives it.
+const std::vector<std::string> kNotEnforced = {"workspace_disk_quota"};
+const std::vector<std::string> kNotEnforcedWithoutHolder = {"workspace_disk_quota", "workspace_aggregate_limits",
+                                                            "workspace_background_processes"};
 
 } // namespace
 
@@ -46,9 +50,14 @@ workspace_info info_of(const workspace_entry& e) {
   info.running = e.running;
   info.last_used_at = e.last_used_at;
   auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - e.last_used).count();
-  info.idle_left_ms = e.running > 0 ? e.record.idle_timeout_ms : std::max<std::int64_t>(0, e.record.idle_timeout_ms - idle_for);
-  info.not_enforced = kNotEnforced;
+  info.idle_left_ms = e.running > 0 || e.phase == workspace_phase::paused ? e.record.idle_timeout_ms : std::max<std::int64_t>(0, e.record.idle_timeout_ms - idle_for);
+  info.not_enforced = e.holds ? kNotEnforced : kNotEnforcedWithoutHolder;
   return info;
+}
+
+bool holders_enabled(const registry_state& st) {
+  return st.config.holding.launcher && st.config.holding.boundary && st.config.prof &&
+         st.config.prof->network != network_mode::allowlist;
 }
 
 } // namespace corral::registry

@@ -11,6 +11,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/workspaces/workspace_files.hpp"
+#include "actors/workspaces/workspace_holder.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "actors/workspaces/workspace_registry.hpp"
 
@@ -28,6 +29,11 @@ struct workspace_entry {
   // are being unpacked from a snapshot; nothing but list and inspect until that is done.
   workspace_phase phase = workspace_phase::ready;
   std::size_t running = 0;
+  // Its holder (workspace_holder.hpp), spawned at the first step and linked to the
+  // registry; `holds` says whether this workspace has one at all (not in the allow-list
+  // network mode).
+  caf::actor holder;
+  bool holds = false;
   clock::time_point last_used = clock::now();
   std::int64_t last_used_at = unix_now();
 };
@@ -54,6 +60,8 @@ workspace_paths paths_of(const workspace_entry& e);
 // A file call or an execution counts as use: the idle clock starts again.
 void touch(workspace_entry& e);
 workspace_info info_of(const workspace_entry& e);
+// Whether this runtime's workspaces get a holder (workspace_registry_config::holding).
+bool holders_enabled(const registry_state& st);
 
 // The snapshot flows (registry_snapshots.cpp).
 caf::result<workspace_reply> restore_into(self_ptr self, workspace_entry e);

@@ -15,6 +15,10 @@
 //   (ws_snaps_atom, principal)                     -> snapshot_list
 //   (ws_snapget_atom, snapshot id, principal)      -> snapshot_reply
 //   (ws_snaprm_atom, snapshot id, principal)       -> snapshot_reply    (the record as it was)
+//   (ws_pause_atom, ref, principal)                -> workspace_reply   (freezes what runs in it)
+//   (ws_resume_atom, ref, principal)               -> workspace_reply
+//   (ws_ps_atom, ref, principal)                   -> process_list      (workspace_holder.hpp)
+//   (ws_kill_atom, ref, principal, pid, signal)    -> workspace_reply   (pid as the workspace sees it)
 //   (stop_atom)                                    -> bool
 //
 // `ref` is a workspace's id or its owner's name for it.
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/actor.hpp>
 #include <caf/atom.hpp>
 
 #include "config/failure.hpp"
@@ -55,6 +60,10 @@ using ws_snaps_atom = caf::atom_constant<caf::atom("wssnaps")>;
 using ws_snapget_atom = caf::atom_constant<caf::atom("wssnapget")>;
 using ws_snaprm_atom = caf::atom_constant<caf::atom("wssnaprm")>;
 using ws_restore_atom = caf::atom_constant<caf::atom("wsrestore")>;
+using ws_pause_atom = caf::atom_constant<caf::atom("wspause")>;
+using ws_resume_atom = caf::atom_constant<caf::atom("wsresume")>;
+using ws_ps_atom = caf::atom_constant<caf::atom("wsps")>;
+using ws_kill_atom = caf::atom_constant<caf::atom("wskill")>;
 
 // Largest piece of a file one read returns, and of data one write or append carries: a
 // bigger file moves in pieces (the daemon's lines are bounded too).
@@ -116,11 +125,12 @@ struct workspace_options {
   std::string from_snapshot;  // a snapshot id of the same principal: the files start as it holds them
 };
 
-enum class workspace_phase : std::uint8_t { ready, snapshotting, restoring };
+enum class workspace_phase : std::uint8_t { ready, snapshotting, restoring, paused };
 
 inline const char* to_string(workspace_phase p) {
   switch (p) {
     case workspace_phase::ready: return "ready";
+    case workspace_phase::paused: return "paused";
     case workspace_phase::snapshotting: return "snapshotting";
     case workspace_phase::restoring: return "restoring";
   }
@@ -157,6 +167,10 @@ struct workspace_borrowed {
   std::string id;
   std::string root;  // host path of the workspace's files: the execution's /work
   workspace_record record;
+  // Its holder (workspace_holder.hpp): the execution's steps enter it under a share of its
+  // lease. Null where the workspace has none (the allow-list network mode, whose proxy
+  // decides per execution): each step is then a jail of its own with the files at /work.
+  caf::actor holder;
 };
 
 // What one snapshot is taken as.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/workspaces/registry_state.hpp"
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
@@ -53,12 +55,60 @@ void remove_workspace(workspace_entry& e, bool keep_files) {
   if (ec) spdlog::warn("workspace {}: removing {}: {}", e.record.id, e.dir, ec.message());
 }
 
-void end_entry(self_ptr self, const std::string& id, bool keep_files, const char* why) {
+// Killing everything in a workspace (its holder's lease) takes at most this long.
+constexpr std::chrono::seconds kHolderStopBound{30};
+
+// Ends a workspace: it leaves the index at once (its name is free again), then its holder
+// kills everything inside, then its files go (or stay, marked ended). `done` runs last.
+void end_entry(self_ptr self, const std::string& id, bool keep_files, const char* why,
+               std::function<void()> done = {}) {
   auto it = self->state.entries.find(id);
-  if (it == self->state.entries.end()) return;
+  if (it == self->state.entries.end()) {
+    if (done) done();
+    return;
+  }
   spdlog::info("workspace {} ended ({}){}", id, why, keep_files || it->second.record.keep_files ? ", files kept" : "");
-  remove_workspace(it->second, keep_files);
+  auto entry = std::move(it->second);
   self->state.entries.erase(it);
+  if (!entry.holder) {
+    remove_workspace(entry, keep_files);
+    if (done) done();
+    return;
+  }
+  auto holder = entry.holder;
+  self->unlink_from(holder);
+  auto finish = [entry, keep_files, done](bool) mutable {
+    remove_workspace(entry, keep_files);
+    if (done) done();
+  };
+  self->request(holder, kHolderStopBound, stop_atom::value)
+      .then([finish](bool stopped) mutable { finish(stopped); }, [finish](caf::error&) mutable { finish(false); });
+}
+
+// What the workspace's cgroup holds for everything in it: its own memory, pids and cpu
+// (narrowed from the profile's at create), the profile's for the rest (its /tmp's size).
+limits workspace_budget(const profile& prof, const workspace_record& r) {
+  limits budget = prof.limit;
+  budget.memory_bytes = r.memory_bytes;
+  budget.pids = r.pids;
+  budget.cpu_cores = r.cpu_cores;
+  return budget;
+}
+
+// The workspace's holder, spawned at its first step (not at create: a workspace used only
+// through its files never builds a jail).
+caf::actor holder_of(self_ptr self, workspace_entry& e) {
+  if (!e.holds) return {};
+  if (!e.holder) {
+    holder_config hc;
+    hc.env = self->state.config.holding;
+    hc.workspace = e.record.id;
+    hc.root = paths_of(e).root;
+    hc.budget = workspace_budget(*self->state.config.prof, e.record);
+    e.holder = spawn_workspace_holder(self->system(), std::move(hc));
+    self->link_to(e.holder);
+  }
+  return e.holder;
 }
 
 } // namespace
@@ -105,6 +155,8 @@ void adopt(registry_state& st) {
     workspace_entry e;
     e.record = std::move(*record);
     e.dir = item.path();
+    e.holds = holders_enabled(st);
+    if (e.record.paused) e.phase = workspace_phase::paused;  // nothing is frozen now: resume frees it
     st.entries.emplace(name, std::move(e));
     ++adopted;
   }
@@ -177,6 +229,7 @@ caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, c
   workspace_entry e;
   e.record = r;
   e.dir = st.config.dir + "/" + r.id;
+  e.holds = holders_enabled(st);
   // The files' directory is the execution's /work: the tier makes it the jail user's.
   for (auto& d : {e.dir, paths_of(e).root})
     if (::mkdir(d.c_str(), 0700) < 0) {
@@ -207,9 +260,12 @@ void expire(self_ptr self) {
   auto wall = unix_now();
   std::vector<std::pair<std::string, const char*>> ending;
   for (auto& [id, e] : st.entries) {
-    if (e.running > 0 || e.phase != workspace_phase::ready) continue;
+    bool paused = e.phase == workspace_phase::paused;
+    if (e.running > 0 || (e.phase != workspace_phase::ready && !paused)) continue;
     if (wall >= e.record.ends_at) ending.emplace_back(id, "its lifetime is over");
-    else if (now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms)) ending.emplace_back(id, "idle");
+    // A paused workspace's idle clock stands still; its lifetime does not.
+    else if (!paused && now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms))
+      ending.emplace_back(id, "idle");
   }
   for (auto& [id, why] : ending) end_entry(self, id, false, why);
 }
@@ -220,6 +276,51 @@ std::chrono::milliseconds tick_interval(const registry_state& st) {
   for (auto& [id, e] : st.entries)
     tick = std::min(tick, std::chrono::milliseconds(std::max<std::int64_t>(10, e.record.idle_timeout_ms / 4)));
   return tick;
+}
+
+// Pause freezes everything running in the workspace (its holder's cgroup) and lends it to
+// nothing until resumed; an execution or session running in it now is a caller waiting,
+// so a pause then is refused rather than freezing the caller's call.
+caf::result<workspace_reply> pause(self_ptr self, const std::string& ref, const std::string& principal, bool pausing) {
+  auto* e = find(self->state, ref, principal);
+  if (!e) return workspace_reply{false, no_such(ref), {}};
+  auto wanted_from = pausing ? workspace_phase::ready : workspace_phase::paused;
+  if (e->phase != wanted_from) {
+    if (e->phase == (pausing ? workspace_phase::paused : workspace_phase::ready))
+      return workspace_reply{true, {}, info_of(*e)};  // already so
+    return workspace_reply{false, not_ready(*e), {}};
+  }
+  if (pausing && e->running > 0)
+    return workspace_reply{false,
+                           make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
+                                                                    std::to_string(e->running) +
+                                                                    " execution(s) or session(s) running; pause it when they "
+                                                                    "are done (or cancel them)"),
+                           {}};
+  auto id = e->record.id;
+  auto settle = [self, id, pausing](workspace_entry& entry) -> workspace_reply {
+    entry.phase = pausing ? workspace_phase::paused : workspace_phase::ready;
+    entry.record.paused = pausing;
+    touch(entry);
+    if (auto written = write_record(entry.dir, entry.record); !written)
+      spdlog::warn("workspace {}: {}", id, written.error().message);
+    spdlog::info("workspace {} {}", id, pausing ? "paused" : "resumed");
+    return workspace_reply{true, {}, info_of(entry)};
+  };
+  if (!e->holder) return settle(*e);
+  auto rp = self->make_response_promise<workspace_reply>();
+  self->request(e->holder, kHolderStopBound, freeze_atom::value, pausing)
+      .then(
+          [=](lease_done& done) mutable {
+            auto it = self->state.entries.find(id);
+            if (it == self->state.entries.end()) rp.deliver(workspace_reply{false, no_such(id), {}});
+            else if (!done.ok) rp.deliver(workspace_reply{false, done.error, {}});
+            else rp.deliver(settle(it->second));
+          },
+          [=](caf::error& err) mutable {
+            rp.deliver(workspace_reply{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
+          });
+  return rp;
 }
 
 } // namespace
@@ -247,31 +348,70 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (!e) return {false, no_such(ref), {}};
           return {true, {}, info_of(*e)};
         },
-        [=](ws_end_atom, std::string& ref, std::string& principal, bool keep_files) -> workspace_reply {
+        [=](ws_end_atom, std::string& ref, std::string& principal, bool keep_files) -> caf::result<workspace_reply> {
           auto* e = find(self->state, ref, principal);
-          if (!e) return {false, no_such(ref), {}};
-          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}};
+          if (!e) return workspace_reply{false, no_such(ref), {}};
+          if (e->phase != workspace_phase::ready && e->phase != workspace_phase::paused)
+            return workspace_reply{false, not_ready(*e), {}};
           if (e->running > 0)
-            return {false,
-                    make_failure(failure_kind::refused, "workspace " + e->record.id + " has " + std::to_string(e->running) +
-                                                            " execution(s) running; end them (cancel) first"),
-                    {}};
+            return workspace_reply{false,
+                                   make_failure(failure_kind::refused, "workspace " + e->record.id + " has " +
+                                                                           std::to_string(e->running) +
+                                                                           " execution(s) running; end them (cancel) first"),
+                                   {}};
           auto info = info_of(*e);
           info.record.ended = true;
-          end_entry(self, e->record.id, keep_files, "asked");
-          return {true, {}, info};
+          auto rp = self->make_response_promise<workspace_reply>();
+          end_entry(self, e->record.id, keep_files, "asked", [rp, info]() mutable { rp.deliver(workspace_reply{true, {}, info}); });
+          return rp;
+        },
+        [=](ws_pause_atom, std::string& ref, std::string& principal) { return pause(self, ref, principal, true); },
+        [=](ws_resume_atom, std::string& ref, std::string& principal) { return pause(self, ref, principal, false); },
+        [=](ws_ps_atom, std::string& ref, std::string& principal) -> caf::result<process_list> {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return process_list{false, no_such(ref), {}};
+          if (!e->holder) return process_list{true, {}, {}};
+          auto rp = self->make_response_promise<process_list>();
+          rp.delegate(e->holder, pids_atom::value);
+          return rp;
+        },
+        [=](ws_kill_atom, std::string& ref, std::string& principal, int pid, int sig) -> caf::result<workspace_reply> {
+          auto* e = find(self->state, ref, principal);
+          if (!e) return workspace_reply{false, no_such(ref), {}};
+          if (sig <= 0 || sig >= 65)
+            return workspace_reply{false, make_failure(failure_kind::invalid_request, "signal " + std::to_string(sig) +
+                                                                                         " is not a signal"), {}};
+          if (!e->holder)
+            return workspace_reply{false, make_failure(failure_kind::not_found, "no process " + std::to_string(pid) +
+                                                                                   " in the workspace"), {}};
+          touch(*e);
+          auto rp = self->make_response_promise<workspace_reply>();
+          auto id = e->record.id;
+          self->request(e->holder, kHolderStopBound, signal_atom::value, pid, sig)
+              .then(
+                  [=](lease_done& done) mutable {
+                    auto it = self->state.entries.find(id);
+                    if (!done.ok) rp.deliver(workspace_reply{false, done.error, {}});
+                    else if (it == self->state.entries.end()) rp.deliver(workspace_reply{false, no_such(id), {}});
+                    else rp.deliver(workspace_reply{true, {}, info_of(it->second)});
+                  },
+                  [=](caf::error& err) mutable {
+                    rp.deliver(workspace_reply{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
+                  });
+          return rp;
         },
         [=](ws_borrow_atom, std::string& ref, std::string& principal) -> workspace_borrowed {
           auto& s = self->state;
-          if (s.stopped) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, {}, {}};
+          if (s.stopped) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, {}, {}, {}};
           auto* e = find(s, ref, principal);
-          if (!e) return {false, no_such(ref), {}, {}, {}};
-          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}, {}, {}};
+          if (!e) return {false, no_such(ref), {}, {}, {}, {}};
+          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}, {}, {}, {}};
           if (unix_now() >= e->record.ends_at)
-            return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {}};
+            return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {},
+                    {}};
           ++e->running;
           touch(*e);
-          return {true, {}, e->record.id, paths_of(*e).root, e->record};
+          return {true, {}, e->record.id, paths_of(*e).root, e->record, holder_of(self, *e)};
         },
         [=](ws_return_atom, std::string& id) {
           auto it = self->state.entries.find(id);

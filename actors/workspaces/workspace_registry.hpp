@@ -4,10 +4,11 @@
 // own clock, and at start adopts the workspaces an earlier runtime left: their files are
 // where they were, nothing was running in them that could still be.
 //
-// This first version lends a workspace's files to each execution, which runs in a fresh
-// jail of its own with them at /work (the landlock tier's boundary, unchanged). So files
-// persist between executions; processes do not outlive theirs, and the workspace's limits
-// bound each execution, not all of them together (said in `not_enforced`).
+// Each workspace gets a holder (workspace_holder.hpp) at its first step: the jail every
+// step enters, and the cgroup budget they share. Pausing freezes it, ending stops it (every
+// process inside is killed) before the files go. In the allow-list network mode a
+// workspace has no holder: its steps are jails of their own with its files at /work, so
+// nothing outlives a step and limits bound each (said in `not_enforced`).
 #pragma once
 
 #include <memory>
@@ -19,6 +20,7 @@
 #include "config/failure.hpp"
 #include "config/profile.hpp"
 #include "config/workspace_settings.hpp"
+#include "actors/workspaces/workspace_holder.hpp"
 
 namespace corral {
 
@@ -26,6 +28,9 @@ struct workspace_registry_config {
   std::string dir;  // holds one directory per workspace (made 0700 if absent)
   workspace_settings settings;
   std::shared_ptr<const profile> prof;  // a workspace's limits narrow its limits, as a request's do
+  // What each workspace's holder is launched with; without a launcher, no holders (each
+  // step is then a jail of its own with the workspace's files at /work).
+  holder_env holding;
 };
 
 // Makes `dir` (and its parents) if absent; fails unless it is a directory of this uid,

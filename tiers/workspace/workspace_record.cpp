@@ -24,6 +24,7 @@ std::string record_json(const workspace_record& r) {
             {"ends_at", r.ends_at},
             {"idle_timeout_ms", r.idle_timeout_ms},
             {"keep_files", r.keep_files},
+            {"paused", r.paused},
             {"ended", r.ended}};
   if (r.memory_bytes) j["memory_bytes"] = *r.memory_bytes;
   if (r.pids) j["pids"] = *r.pids;
@@ -50,6 +51,7 @@ expected<workspace_record> parse_record(std::string_view text) {
     r.ends_at = j.at("ends_at").get<std::int64_t>();
     r.idle_timeout_ms = j.at("idle_timeout_ms").get<std::int64_t>();
     r.keep_files = j.value("keep_files", false);
+    r.paused = j.value("paused", false);
     r.from_snapshot = j.value("from_snapshot", std::string());
     r.ended = j.value("ended", false);
     if (j.contains("memory_bytes")) r.memory_bytes = j["memory_bytes"].get<std::uint64_t>();

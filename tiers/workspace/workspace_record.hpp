@@ -28,6 +28,9 @@ struct workspace_record {
   std::string from_snapshot;  // the snapshot its files were restored from; "" if none
   bool keep_files = false;  // ending leaves the files (and the record, marked ended)
   bool ended = false;
+  // Paused by its owner: its processes frozen, nothing new starts in it, its idle clock
+  // stopped. Kept across a restart (the processes are lost; resume then frees it).
+  bool paused = false;
 };
 
 std::string record_json(const workspace_record& r);
