@@ -1,4 +1,4 @@
-// The registry's snapshot flows: taking a snapshot of a quiet workspace, a new workspace
+// The registry's snapshot flows: taking a snapshot of a workspace between executions, a new workspace
 // restored from one, and the snapshot records (listed, inspected, removed) of a principal.
 #include <filesystem>
 #include <optional>
@@ -6,6 +6,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/atoms.hpp"
+#include "actors/leases/lease_messages.hpp"
 #include "actors/workspaces/registry_state.hpp"
 #include "actors/workspaces/workspace_snapshots.hpp"
 
@@ -56,19 +58,21 @@ caf::result<workspace_reply> restore_into(self_ptr self, workspace_entry e) {
   return rp;
 }
 
-// Archives a quiet workspace: nothing runs in it, and until the archive is written it
-// lends itself to no execution and takes no call that would change its files.
+// Archives a workspace between executions (its background processes frozen meanwhile):
+// until the archive is written it lends itself to no execution and takes no call that would
+// change its files.
 caf::result<snapshot_reply> take_snapshot_of(self_ptr self, const std::string& ref, const std::string& principal) {
   auto& st = self->state;
   auto* e = find(st, ref, principal);
   if (!e) return snapshot_reply{false, no_such(ref), {}};
-  if (e->phase != workspace_phase::ready) return snapshot_reply{false, not_ready(*e), {}};
+  bool was_paused = e->phase == workspace_phase::paused;
+  if (e->phase != workspace_phase::ready && !was_paused) return snapshot_reply{false, not_ready(*e), {}};
   if (e->running > 0)
     return snapshot_reply{false,
                           make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
                                                                    std::to_string(e->running) +
-                                                                   " execution(s) running; a snapshot is taken when "
-                                                                   "nothing runs (this version cannot pause them)"),
+                                                                   " execution(s) running; a snapshot is taken between "
+                                                                   "executions (their background processes are frozen)"),
                           {}};
   if (list_snapshots(st.snapshots_dir, principal).size() >= kMaxSnapshotsPerOwner)
     return snapshot_reply{false,
@@ -86,19 +90,42 @@ caf::result<snapshot_reply> take_snapshot_of(self_ptr self, const std::string& r
   touch(*e);
   auto id = e->record.id;
   auto rp = self->make_response_promise<snapshot_reply>();
-  auto finish = [self, rp, id](snapshot_reply reply) mutable {
+  // Background processes keep writing: frozen while the archive is written, the files are
+  // as they were at one instant (a paused workspace is frozen already).
+  auto holder = was_paused ? caf::actor{} : e->holder;
+  auto after = was_paused ? workspace_phase::paused : workspace_phase::ready;
+  auto finish = [self, rp, id, holder, after](snapshot_reply reply) mutable {
+    if (holder) self->request(holder, kLeaseBound, freeze_atom::value, false).then([](lease_done&) {}, [](caf::error&) {});
     if (auto it = self->state.entries.find(id); it != self->state.entries.end()) {
-      it->second.phase = workspace_phase::ready;
+      it->second.phase = after;
       touch(it->second);
     }
     if (reply.ok) spdlog::info("snapshot {} taken of workspace {} ({} bytes)", reply.record.id, id, reply.record.bytes);
     rp.deliver(std::move(reply));
   };
-  self->request(spawn_file_worker(self->system(), paths_of(*e)), caf::infinite, ws_snap_atom::value, std::move(job))
-      .then([finish](snapshot_reply& r) mutable { finish(std::move(r)); },
-            [finish](caf::error& err) mutable {
-              finish(snapshot_reply{false, make_failure(failure_kind::internal, "the snapshot's worker failed: " + caf::to_string(err)), {}});
-            });
+  auto archive = [self, finish, paths = paths_of(*e), job]() mutable {
+    self->request(spawn_file_worker(self->system(), paths), caf::infinite, ws_snap_atom::value, std::move(job))
+        .then([finish](snapshot_reply& r) mutable { finish(std::move(r)); },
+              [finish](caf::error& err) mutable {
+                finish(snapshot_reply{false, make_failure(failure_kind::internal, "the snapshot's worker failed: " + caf::to_string(err)), {}});
+              });
+  };
+  if (!holder) {
+    archive();
+    return rp;
+  }
+  self->request(holder, kLeaseBound, freeze_atom::value, true)
+      .then(
+          [=](lease_done& frozen) mutable {
+            if (frozen.ok) return archive();
+            // Nothing was frozen (the freeze undid itself): no thaw is owed.
+            auto it = self->state.entries.find(id);
+            if (it != self->state.entries.end()) it->second.phase = after;
+            rp.deliver(snapshot_reply{false, frozen.error, {}});
+          },
+          [=](caf::error& err) mutable {
+            finish(snapshot_reply{false, make_failure(failure_kind::internal, "freezing the workspace: " + caf::to_string(err)), {}});
+          });
   return rp;
 }
 

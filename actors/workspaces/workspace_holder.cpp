@@ -113,9 +113,9 @@ lease_done send_signal(const std::vector<int>& members, pid_t init, int pid, int
   if (!host) return refused(failure_kind::not_found, "no process " + std::to_string(pid) + " in the workspace");
   int fd = static_cast<int>(::syscall(SYS_pidfd_open, *host, 0));
   if (fd < 0) return refused(failure_kind::not_found, "process " + std::to_string(pid) + " has ended");
-  auto again = namespace_pids(*host);
+  auto again = host_pid_of(members, init, pid);
   lease_done out{true, {}};
-  if (again.empty() || again.back() != pid)
+  if (again != host)
     out = refused(failure_kind::not_found, "process " + std::to_string(pid) + " has ended");
   else if (::syscall(SYS_pidfd_send_signal, fd, sig, nullptr, 0) < 0)
     out = refused(failure_kind::internal, "signalling process " + std::to_string(pid) + " failed");

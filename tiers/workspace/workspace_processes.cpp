@@ -40,6 +40,13 @@ bool in_workspace(const std::vector<int>& levels, std::size_t depth) {
   return depth > 0 && levels.size() == depth && levels.back() != 1;
 }
 
+// A zombie has ended: its parent (the holder's init, for what steps left) reaps it within
+// moments, and a signal to it would be reported sent while it reaches nobody.
+bool ended(const std::string& stat) {
+  auto close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z' || stat[close + 2] == 'X';
+}
+
 } // namespace
 
 std::vector<int> namespace_pids(pid_t host_pid) {
@@ -66,7 +73,7 @@ std::vector<workspace_process> list_workspace_processes(const std::vector<int>& 
     if (!in_workspace(levels, depth)) continue;
     auto stat = read_file("/proc/" + std::to_string(host) + "/stat", 1024);
     auto open = stat.find('('), close = stat.rfind(')');
-    if (open == std::string::npos || close == std::string::npos || close + 4 > stat.size()) continue;
+    if (open == std::string::npos || close == std::string::npos || close + 4 > stat.size() || ended(stat)) continue;
     std::string comm = stat.substr(open + 1, close - open - 1);
     if (comm == "corral-exec") continue;  // a step's supervisor, not a program of the workspace
     workspace_process p;
@@ -91,7 +98,8 @@ std::optional<pid_t> host_pid_of(const std::vector<int>& cgroup_pids, pid_t hold
   auto depth = workspace_depth(holder_init);
   for (int host : cgroup_pids) {
     auto levels = namespace_pids(host);
-    if (in_workspace(levels, depth) && levels.back() == inside_pid) return host;
+    if (in_workspace(levels, depth) && levels.back() == inside_pid)
+      return ended(read_file("/proc/" + std::to_string(host) + "/stat", 1024)) ? std::nullopt : std::optional<pid_t>(host);
   }
   return std::nullopt;
 }

@@ -23,8 +23,8 @@ struct workspace_process {
 // /proc/<pid>/status, outermost first); empty when the process is gone.
 std::vector<int> namespace_pids(pid_t host_pid);
 
-// Every member of `cgroup_pids` that lives in the holder's pid namespace, except its init
-// and the steps' own supervisors (corral-exec); sorted by pid.
+// Every member of `cgroup_pids` that lives in the holder's pid namespace, except its init,
+// the steps' own supervisors (corral-exec) and zombies; sorted by pid.
 std::vector<workspace_process> list_workspace_processes(const std::vector<int>& cgroup_pids, pid_t holder_init);
 
 // The host pid of the workspace's process `inside_pid` among `cgroup_pids`, if it is one.
