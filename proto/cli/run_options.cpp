@@ -34,6 +34,8 @@ options:
                     needs --connect; see corral workspace --help)
   --changes         with --workspace: list what the program changed there (A/M/D lines on
                     stderr after it ends; the result's "changes" with --json)
+  --leave-running   with --workspace: what the program starts in the background (`server &`)
+                    lives on in the workspace after it exits (`corral ws ps`, `ws kill`)
   --nodes H:P,H:P   run on the least-loaded of these `corral serve --node-listen` nodes
                     (mutual TLS: needs --node-cert, --node-key and --node-ca; --json adds
                     "node" and the node's "node_descriptor")
@@ -95,6 +97,7 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
       o.request.code = *text;
     } else if (a == "--stdin" && (v = value(a))) o.stdin_file = *v;
     else if (a == "--changes") o.request.changes = true;
+    else if (a == "--leave-running") o.request.leave_running = true;
     else if (a == "--nodes" && (v = value(a))) {
       std::size_t start = 0;
       while (start <= v->size()) {
@@ -129,6 +132,9 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
   o.request.tier = f.tier;
   apply_limit_flags(f.limits, o.request);
   if (f.limits.timeout) o.request.timeout = f.limits.timeout;
+  if (o.request.leave_running && f.workspace.empty())
+    return make_failure(failure_kind::invalid_request,
+                        "--leave-running keeps background processes in a workspace: it needs --workspace");
   if (o.request.changes && f.workspace.empty())
     return make_failure(failure_kind::invalid_request, "--changes lists what a run changed in its workspace: it needs --workspace");
   if (auto s = workspace_needs_connect(f); !s) return s.error();  // with --nodes too

@@ -32,8 +32,9 @@ using nlohmann::json;
 
 const char* const kUsage = R"(usage: corral workspace VERB [--connect SOCKET] [--json] ...   (alias: corral ws)
 
-A workspace is a directory that outlives commands: every command run in it sees its files
-at /work, so what one installs or writes the next finds. Workspaces live in the daemon
+A workspace is a sandbox that outlives commands: every command run in it enters the same
+jail, sees its files at /work and its /tmp, and can reach a server an earlier one left
+running on 127.0.0.1; one memory, pids and cpu budget bounds them all. Workspaces live in the daemon
 (`corral serve`) and belong to your uid; they end when told, after idling, or at their
 lifetime's end.
 
@@ -44,9 +45,14 @@ verbs:
                                   prints its id (limits only narrow the daemon's)
   ls                              yours, one a line: id, name, running, idle left, ends
   inspect W                       one as JSON
-  exec W [--changes] [run options] -- PROGRAM [ARGS...]
+  exec W [--changes] [--leave-running] [run options] -- PROGRAM [ARGS...]
                                   run a program in W (as `corral run`; same exit status);
-                                  --changes: then list what it changed (A/M/D on stderr)
+                                  --changes: then list what it changed (A/M/D on stderr);
+                                  --leave-running: what it starts in the background stays
+  ps W                            W's processes: pid (as inside W), ppid, state, started, command
+  kill W PID [-s SIGNAL]          signal one of them (default TERM; KILL, INT, HUP, 9 ...)
+  pause W                         freeze everything in W (nothing new starts until resume)
+  resume W                        let it go on
   cp SRC DST                      copy a file in or out: one side is W:PATH (PATH relative
                                   to /work or under it), the other a local file or - (stdio)
   files W [PATH] [--depth N]      list a directory: type, mode, size, path
@@ -54,7 +60,8 @@ verbs:
   changes W [--since MARK]        what was added (A), modified (M) or removed (D) since MARK
                                   (default: since the workspace was made)
   rm W [--keep-files]             end it (its files go too, unless kept)
-  snapshot W                      archive W's files (nothing may run in it); prints the id
+  snapshot W                      archive W's files (no execution may run in it; its
+                                  background processes are frozen meanwhile); prints the id
   snapshots                       yours, one a line: id, workspace, bytes, entries, taken
   snapshot-rm S                   remove snapshot S
 
@@ -354,6 +361,10 @@ int workspace_command(const std::vector<std::string>& args) {
   if (verb == "snapshot") return snapshot_verb(a);
   if (verb == "snapshots") return snapshots_verb(a);
   if (verb == "snapshot-rm") return snapshot_rm_verb(a);
+  if (verb == "pause") return pause_verb(a);
+  if (verb == "resume") return resume_verb(a);
+  if (verb == "ps") return ps_verb(a);
+  if (verb == "kill") return kill_verb(a);
   return usage_error("unknown verb '" + verb + "'");
 }
 

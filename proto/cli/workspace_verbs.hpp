@@ -1,6 +1,7 @@
 // The plumbing every `corral workspace` verb shares: its common flags, the daemon
 // connection, one call shown as text or JSON, and how a refusal ends the command.
-// The verbs: workspace_command.cpp (workspaces, files, changes) and snapshot_verbs.cpp.
+// The verbs: workspace_command.cpp (workspaces, files, changes), snapshot_verbs.cpp and
+// process_verbs.cpp.
 #pragma once
 
 #include <cstdint>
@@ -52,5 +53,11 @@ int call_and_show(const ws_args& a, const std::string& method, const nlohmann::j
 int snapshot_verb(const ws_args& a);
 int snapshots_verb(const ws_args& a);
 int snapshot_rm_verb(const ws_args& a);
+
+// The process verbs (process_verbs.cpp).
+int pause_verb(const ws_args& a);
+int resume_verb(const ws_args& a);
+int ps_verb(const ws_args& a);
+int kill_verb(const ws_args& a);
 
 } // namespace corral::cli

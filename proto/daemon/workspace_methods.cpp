@@ -1,8 +1,11 @@
 #include "proto/daemon/workspace_methods.hpp"
 
+#include <csignal>
+
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/workspaces/workspace_holder.hpp"
 #include "actors/workspaces/workspace_snapshots.hpp"
 #include "proto/jsonrpc/param_values.hpp"
 #include "proto/jsonrpc/workspace_json.hpp"
@@ -107,6 +110,47 @@ void end(connection_self self, const rpc::request& r) {
       ws_end_atom::value, std::move(*ref), connection_principal(self), keep);
 }
 
+// workspace.pause and workspace.resume.
+template <class Atom>
+void pause_or_resume(connection_self self, const rpc::request& r, Atom atom) {
+  if (!only_params(self, r, {"workspace"})) return;
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); }, atom, std::move(*ref),
+                       connection_principal(self));
+}
+
+void processes(connection_self self, const rpc::request& r) {
+  if (!only_params(self, r, {"workspace"})) return;
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  ask<process_list>(
+      self, r, kRegistryBound,
+      [](process_list& l) {
+        json items = json::array();
+        for (auto& p : l.items) items.push_back(to_json(p));
+        return json{{"processes", std::move(items)}};
+      },
+      ws_ps_atom::value, std::move(*ref), connection_principal(self));
+}
+
+void kill(connection_self self, const rpc::request& r) {
+  if (!only_params(self, r, {"workspace", "pid", "signal"})) return;
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  auto it = r.params.find("pid");
+  if (it == r.params.end() || !it->is_number_integer() || it->get<long long>() < 2 || it->get<long long>() > 4194304)
+    return fail(self, bad_param("pid", "given: the pid of a process in the workspace, as workspace.ps lists it"), r.id);
+  int pid = static_cast<int>(it->get<long long>());
+  int sig = SIGTERM;
+  if (auto s = r.params.find("signal"); s != r.params.end())
+    if (auto read = read_into(signal_param(*s, "signal"), sig); !read) return fail(self, read.error(), r.id);
+  ask<workspace_reply>(
+      self, r, kRegistryBound,
+      [pid, sig](workspace_reply&) { return json{{"pid", pid}, {"signal", sig}, {"sent", true}}; },
+      ws_kill_atom::value, std::move(*ref), connection_principal(self), pid, sig);
+}
+
 void files(connection_self self, const rpc::request& r, const std::string& op) {
   auto ref = workspace_ref_param(r.params);
   if (!ref) return fail(self, ref.error(), r.id);
@@ -200,6 +244,10 @@ bool workspace_method(connection_self self, const rpc::request& r) {
   else if (r.method == "workspace.list") list(self, r);
   else if (r.method == "workspace.inspect") inspect(self, r);
   else if (r.method == "workspace.end") end(self, r);
+  else if (r.method == "workspace.pause") pause_or_resume(self, r, ws_pause_atom::value);
+  else if (r.method == "workspace.resume") pause_or_resume(self, r, ws_resume_atom::value);
+  else if (r.method == "workspace.ps") processes(self, r);
+  else if (r.method == "workspace.kill") kill(self, r);
   else if (r.method == "workspace.mark") mark(self, r);
   else if (r.method == "workspace.changes") changes(self, r);
   else if (r.method == "workspace.snapshot") snapshot(self, r);

@@ -1,5 +1,8 @@
 #include "proto/jsonrpc/workspace_json.hpp"
 
+#include <cctype>
+#include <csignal>
+
 #include <cmath>
 
 #include "proto/jsonrpc/exec_params.hpp"
@@ -239,8 +242,32 @@ json to_json(const workspace_info& info) {
          {"keep_files", r.keep_files},
          {"not_enforced", info.not_enforced}};
   if (r.ended) j["ended"] = true;
+  j["paused"] = r.paused;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
   return j;
+}
+
+json to_json(const workspace_process& p) {
+  return json{{"pid", p.pid}, {"ppid", p.ppid}, {"command", p.command}, {"state", std::string(1, p.state)},
+              {"started_at", p.started_at}};
+}
+
+expected<int> signal_param(const json& value, const std::string& key) {
+  static const std::pair<const char*, int> kNames[] = {
+      {"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2},
+      {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"WINCH", SIGWINCH}};
+  if (value.is_number_integer()) {
+    auto n = value.get<long long>();
+    if (n >= 1 && n <= 64) return static_cast<int>(n);
+  } else if (value.is_string()) {
+    auto name = value.get<std::string>();
+    for (auto& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (name.rfind("SIG", 0) == 0) name = name.substr(3);
+    for (auto& [known, number] : kNames)
+      if (name == known) return number;
+  }
+  return make_failure(failure_kind::invalid_request,
+                      "parameter \"" + key + "\" must be a signal: 1 to 64, or a name (TERM, KILL, INT, HUP, USR1, ...)");
 }
 
 json to_json(const snapshot_record& s) {

@@ -10,6 +10,7 @@
 
 #include "actors/workspaces/workspace_messages.hpp"
 #include "tiers/workspace/snapshot_record.hpp"
+#include "tiers/workspace/workspace_processes.hpp"
 #include "config/failure.hpp"
 
 namespace corral {
@@ -31,6 +32,9 @@ nlohmann::json to_json(const workspace_info& info);
 // A snapshot as workspace.snapshot, snapshot.list and snapshot.inspect answer it: id,
 // source workspace, digest, sizes, and the paths it skipped (FIFOs, sockets, devices).
 nlohmann::json to_json(const snapshot_record& snapshot);
+nlohmann::json to_json(const workspace_process& process);
+// A signal by number (1-64) or name ("TERM", "SIGKILL", case-insensitive).
+expected<int> signal_param(const nlohmann::json& value, const std::string& key);
 nlohmann::json to_json(const tree_entry& entry, const std::string& mount_at);
 // A file call's answer for its op: read's data (base64 when not UTF-8), list's entries,
 // the entry that stat and every change leave, remove's {"removed": true}.

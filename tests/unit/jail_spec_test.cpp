@@ -56,7 +56,38 @@ TEST_CASE("a truncated or corrupt jail spec is rejected, never half-applied", "[
   CHECK_FALSE(parse_jail_spec(huge));
 }
 
+TEST_CASE("an enter spec carries its holder and is refused without one", "[jail_spec]") {
+  jail_spec s;
+  s.mode = jail_mode::enter;
+  s.program = "/bin/sh";
+  s.argv = {"sh"};
+  s.enter_pid = 4242;
+  s.enter_start_time = 987654321;
+  s.leave_running = true;
+  auto back = parse_jail_spec(serialize(s));
+  REQUIRE(back);
+  CHECK(back->mode == jail_mode::enter);
+  CHECK(back->enter_pid == 4242);
+  CHECK(back->enter_start_time == 987654321u);
+  CHECK(back->leave_running);
+  // Without the start time an entering helper could not tell the holder from a reused pid.
+  s.enter_start_time = 0;
+  CHECK_FALSE(parse_jail_spec(serialize(s)));
+  s.enter_start_time = 1;
+  s.enter_pid = 0;
+  CHECK_FALSE(parse_jail_spec(serialize(s)));
+  s.mode = jail_mode::hold;
+  CHECK(parse_jail_spec(serialize(s)));
+}
+
 TEST_CASE("status lines parse into events and garbage is ignored", "[status_line]") {
+  auto h = parse_status_line("holding 31337 1234567");
+  REQUIRE(h);
+  CHECK(h->what == status_line::kind::holding);
+  CHECK(h->pid == 31337);
+  CHECK(h->start_time == 1234567u);
+  CHECK_FALSE(parse_status_line("holding 31337"));
+  CHECK_FALSE(parse_status_line("holding 31337 0"));
   auto e = parse_status_line("exited 256 1234 10 20 1");
   REQUIRE(e);
   CHECK(e->what == status_line::kind::exited);

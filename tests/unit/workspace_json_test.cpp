@@ -1,5 +1,7 @@
 // The workspace methods' JSON (proto/jsonrpc/workspace_json.hpp): strict params, and
 // results that show the jail's paths only.
+#include <csignal>
+
 #include <catch2/catch.hpp>
 
 #include "proto/jsonrpc/result_json.hpp"
@@ -121,4 +123,28 @@ TEST_CASE("results name the jail's paths, never the host's, and bytes that are n
   CHECK(wj["limits"]["memory_limit"] == (1 << 20));
   CHECK(wj["not_enforced"][0] == "workspace_disk_quota");
   CHECK_FALSE(wj.dump().find("/var/") != std::string::npos);
+}
+
+TEST_CASE("signals are taken by number or name, anything else is refused by name", "[workspace_json]") {
+  using nlohmann::json;
+  CHECK(signal_param(json(9), "signal").value() == SIGKILL);
+  CHECK(signal_param(json("term"), "signal").value() == SIGTERM);
+  CHECK(signal_param(json("SIGUSR1"), "signal").value() == SIGUSR1);
+  for (auto bad : {json(0), json(65), json(-9), json("NOPE"), json(""), json(1.5), json::array()}) {
+    auto s = signal_param(bad, "signal");
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::Contains("\"signal\""));
+  }
+}
+
+TEST_CASE("a process of a workspace shows its pid inside, state and start, and never a host path", "[workspace_json]") {
+  workspace_process p;
+  p.pid = 7;
+  p.ppid = 1;
+  p.command = "python3 -m http.server";
+  p.state = 'S';
+  p.started_at = 1700000000;
+  auto j = to_json(p);
+  CHECK(j == nlohmann::json{{"pid", 7}, {"ppid", 1}, {"command", "python3 -m http.server"}, {"state", "S"},
+                            {"started_at", 1700000000}});
 }

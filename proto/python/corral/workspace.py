@@ -113,9 +113,29 @@ class Workspace:
 
     # -- snapshots --------------------------------------------------------------------------
     def snapshot(self) -> Json:
-        """Archives the files (nothing may run in it meanwhile): {snapshot, digest, bytes, ...}.
+        """Archives the files between execs (background processes frozen meanwhile):
+        {snapshot, digest, bytes, ...}.
         Client.create_workspace(from_snapshot=...) starts a workspace from it."""
         return self._call("workspace.snapshot")
+
+    # -- processes ------------------------------------------------------------------------
+    def ps(self) -> List[Json]:
+        """The processes living in it (exec(..., leave_running=True) left them): pid as seen
+        inside, ppid, state, started_at, command."""
+        return self._call("workspace.ps")["processes"]
+
+    def kill(self, pid: int, signal: Union[int, str] = "TERM") -> None:
+        """Signals one of them by its pid inside (a number or a name: TERM, KILL, INT...)."""
+        self._call("workspace.kill", pid=pid, signal=signal)
+
+    def pause(self) -> Json:
+        """Freezes everything in it; nothing new starts until resume(). Files stay readable."""
+        self.info = self._call("workspace.pause")
+        return self.info
+
+    def resume(self) -> Json:
+        self.info = self._call("workspace.resume")
+        return self.info
 
     # -- life -----------------------------------------------------------------------------
     def inspect(self) -> Json:
@@ -187,6 +207,20 @@ class AsyncWorkspace:
 
     async def snapshot(self) -> Json:
         return await self._call("workspace.snapshot")
+
+    async def ps(self) -> List[Json]:
+        return (await self._call("workspace.ps"))["processes"]
+
+    async def kill(self, pid: int, signal: Union[int, str] = "TERM") -> None:
+        await self._call("workspace.kill", pid=pid, signal=signal)
+
+    async def pause(self) -> Json:
+        self.info = await self._call("workspace.pause")
+        return self.info
+
+    async def resume(self) -> Json:
+        self.info = await self._call("workspace.resume")
+        return self.info
 
     async def inspect(self) -> Json:
         self.info = await self._call("workspace.inspect")

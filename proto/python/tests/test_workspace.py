@@ -88,6 +88,51 @@ class WorkspaceTest(unittest.TestCase):
             self.assertIn("name", e.exception.message)
             self.assertEqual(ws.read("keep.txt"), b"still here\n")
 
+    def test_a_server_left_running_answers_the_next_exec_and_is_listed_paused_and_killed(self):
+        import subprocess
+        import time
+        from daemon_fixture import BIN
+        fetch = ["python3", "-c", "import time, urllib.request\n"
+                 "for _ in range(100):\n"
+                 "    try:\n        print(urllib.request.urlopen('http://127.0.0.1:18766/').status); break\n"
+                 "    except OSError:\n        time.sleep(0.05)\n"
+                 "else:\n    print('no answer')"]
+        with Client(self.sock) as c, c.create_workspace(name="py-server") as ws:
+            r = ws.exec(["sh", "-c", "python3 -m http.server 18766 --bind 127.0.0.1 & echo up"], timeout=30,
+                        leave_running=True)
+            self.assertEqual((r["verdict"], r["stdout"]), ("exited", "up\n"), r)
+            self.assertEqual(ws.exec(fetch, timeout=30)["stdout"], "200\n")
+            servers = [p for p in ws.ps() if "http.server" in p["command"]]
+            self.assertEqual(len(servers), 1, ws.ps())
+            self.assertEqual(servers[0]["ppid"], 1)
+            # The CLI lists the same process, by the same pid.
+            cli = [BIN, "workspace"]
+            listed = subprocess.run(cli + ["ps", "py-server", "--connect", self.sock], capture_output=True, text=True,
+                                    timeout=60)
+            self.assertEqual(listed.returncode, 0, listed.stderr)
+            self.assertIn("http.server", listed.stdout)
+            self.assertIn(str(servers[0]["pid"]), listed.stdout)
+            # Paused: nothing new starts; resumed: the server answers again.
+            self.assertEqual(ws.pause()["phase"], "paused")
+            with self.assertRaises(CorralError) as refused:
+                ws.exec(["true"], timeout=30)
+            self.assertIn("paused", str(refused.exception))
+            self.assertEqual(ws.resume()["phase"], "ready")
+            self.assertEqual(ws.exec(fetch, timeout=30)["stdout"], "200\n")
+            killed = subprocess.run(cli + ["kill", "py-server", str(servers[0]["pid"]), "-s", "KILL", "--connect",
+                                           self.sock], capture_output=True, text=True, timeout=60)
+            self.assertEqual(killed.returncode, 0, killed.stderr)
+            deadline = time.monotonic() + 5
+            while any("http.server" in p["command"] for p in ws.ps()) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertFalse([p for p in ws.ps() if "http.server" in p["command"]])
+            with self.assertRaises(CorralError) as nobody:
+                ws.kill(servers[0]["pid"])
+            self.assertIn("no process", str(nobody.exception))
+            with self.assertRaises(CorralError) as bad:
+                ws.kill(servers[0]["pid"], signal="NOPE")
+            self.assertIn("signal", str(bad.exception))
+
     def test_a_snapshot_starts_a_new_workspace_with_the_same_files_from_the_client_and_the_cli(self):
         import subprocess
         from daemon_fixture import BIN
