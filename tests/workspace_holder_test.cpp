@@ -105,7 +105,7 @@ TEST_CASE("a server one execution leaves running in a workspace answers the next
   REQUIRE(t.rt->end_workspace(id));
 }
 
-TEST_CASE("without leave_running a background process ends with its execution; /tmp is the workspace's",
+TEST_CASE("without leave_running a background process ends with its execution, and /tmp is the workspace's",
           "[landlock][workspace][holder]") {
   REQUIRE_LANDLOCK();
   test_runtime t(workspace_profile(), false);
