@@ -8,7 +8,9 @@
 #include <csignal>
 #include <fstream>
 #include <sstream>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -271,4 +273,42 @@ TEST_CASE("ending a workspace, or the runtime, leaves no process, cgroup or leas
   CHECK(r->out.data == "data\n0\n");
   REQUIRE(rt->end_workspace(kept_id));
   CHECK(leases_naming(kept_id).empty());
+}
+
+TEST_CASE("a program in a workspace reaches neither its init, its step's supervisor nor a host process",
+          "[landlock][workspace][holder]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(workspace_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  // A host process of the same kind a workspace runs, outside it.
+  pid_t host = ::fork();
+  REQUIRE(host >= 0);
+  if (host == 0) {
+    ::execl("/bin/sleep", "sleep", "3010", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  REQUIRE(eventually([&] { return with_arg("3010").size() == 1; }));
+
+  auto r = t.rt->exec(in_workspace(id, "kill -0 " + std::to_string(host) + " 2>/dev/null; echo host=$?; "
+                                        "kill -9 1; kill -TERM 1; echo init-signalled; "
+                                        "ls /proc/$PPID/fd >/dev/null 2>&1; echo supervisor-fds=$?; "
+                                        "cat /proc/$PPID/environ >/dev/null 2>&1; echo supervisor-env=$?"));
+  REQUIRE(r);
+  CHECK(r->out.data == "host=1\ninit-signalled\nsupervisor-fds=2\nsupervisor-env=1\n");
+  // The attempts ran; the init and the host process are untouched, the workspace works on.
+  CHECK(with_arg("3010").size() == 1);
+  auto next = t.rt->exec(in_workspace(id, "echo still"));
+  REQUIRE(next);
+  CHECK(next->out.data == "still\n");
+  // Nor through the API: a host pid is not a process of the workspace.
+  auto refused = t.rt->signal_in_workspace(id, host, SIGKILL);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().kind == failure_kind::not_found);
+  CHECK(with_arg("3010").size() == 1);
+
+  ::kill(host, SIGKILL);
+  ::waitpid(host, nullptr, 0);
+  REQUIRE(t.rt->end_workspace(id));
 }
