@@ -5,6 +5,7 @@ cannot run here (then they skip, printing it), or is None."""
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,19 @@ def wait_until(predicate, bound=10.0):
             return True
         time.sleep(0.05)
     return predicate()
+
+
+def accepts(path):
+    """Whether a daemon listens on the socket at path: the file appears at bind(), before
+    listen(), so its existence alone is not enough."""
+    if not os.path.exists(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(path)
+            return True
+        except OSError:
+            return False
 
 
 def binary_problem():
@@ -59,15 +73,19 @@ class Daemon:
         env.pop("CORRAL_ALLOW_HOST", None)
         # Its workspaces live in the temp dir (removed with it), not in /var/lib/corral.
         env["CORRAL_WORKSPACES_DIR"] = os.path.join(self.dir, "workspaces")
-        self.process = subprocess.Popen(argv, cwd=self.dir, env=env, stderr=subprocess.PIPE)
-        if not wait_until(lambda: os.path.exists(self.sock)):
+        # Its log goes to a file: a pipe nobody reads would stall the daemon once full.
+        self.log = os.path.join(self.dir, "serve.log")
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(argv, cwd=self.dir, env=env, stderr=log)
+        if not wait_until(lambda: self.process.poll() is None and accepts(self.sock)):
             self.process.kill()
-            why = self.process.stderr.read()
+            self.process.wait(timeout=30)
+            with open(self.log, errors="replace") as log:
+                why = log.read()
             shutil.rmtree(self.dir, ignore_errors=True)
-            raise RuntimeError("corral serve did not create its socket: %s" % why)
+            raise RuntimeError("corral serve did not start listening on its socket: %s" % why)
 
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=30)
-        self.process.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
