@@ -88,12 +88,25 @@ std::string fresh_id() {
 }
 
 // Forks a child that moves itself into every join file of `procs` (as the exec helper does)
-// and then runs `script` with /bin/sh. Only async-signal-safe calls after the fork.
+// and then runs `script` with /bin/sh. Returns once the child has joined them all (its
+// exec closes the pipe): under cgroup v1 a member seen in one hierarchy may not be in the
+// next yet, and a sweep in that gap would remove a dir it was about to join. Only
+// async-signal-safe calls after the fork.
 pid_t spawn_in(const std::vector<std::string>& procs, const std::string& script) {
   std::vector<const char*> files;
   for (const auto& p : procs) files.push_back(p.c_str());
+  int joined[2];
+  if (::pipe2(joined, O_CLOEXEC) != 0) return -1;
   pid_t pid = ::fork();
-  if (pid != 0) return pid;
+  if (pid != 0) {
+    ::close(joined[1]);
+    char byte;
+    // EOF at the child's exec or exit, which follow its joins at once.
+    while (pid > 0 && ::read(joined[0], &byte, 1) < 0 && errno == EINTR) {}
+    ::close(joined[0]);
+    return pid;
+  }
+  ::close(joined[0]);
   // Catch2's handlers were inherited; a signal before exec must act as it would on sh.
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
