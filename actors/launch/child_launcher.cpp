@@ -15,6 +15,26 @@ launched_child launched(process_id id, launch_plan& plan) {
   return {id, std::move(plan.isolation), std::move(plan.not_enforced), std::move(plan.masked)};
 }
 
+// A jail made before any step (warm or a workspace's holder) is planned from the profile
+// alone, with the placeholder as its program.
+expected<launch_plan> plan_without_step(const tier& boundary, const arming& what, const lease_grant& grant) {
+  launch_request placeholder;
+  placeholder.argv = {kPlaceholderProgram};
+  placeholder.scratch_dir = what.work_dir;
+  placeholder.effective = what.effective;
+  placeholder.caller_path = what.caller_path;
+  return boundary.plan(placeholder, grant);
+}
+
+// Its events go to owner; what it writes is nobody's until a step gives it routes.
+child_wiring wiring_without_step(caf::actor owner) {
+  child_wiring wiring;
+  wiring.owner = owner;
+  wiring.out = {owner, 0, overflow_policy::discard};
+  wiring.err = {owner, 0, overflow_policy::discard};
+  return wiring;
+}
+
 } // namespace
 
 launch_request launch_request_for(const execution_plan& plan, const exec_step& step, bool controlling_tty) {
@@ -69,19 +89,10 @@ expected<launched_child> child_launcher::launch(const tier& boundary, const laun
 
 expected<armed_child> child_launcher::arm(const tier& boundary, const arming& what, const lease_grant& grant,
                                           caf::actor owner) {
-  launch_request placeholder;
-  placeholder.argv = {kPlaceholderProgram};
-  placeholder.scratch_dir = what.work_dir;
-  placeholder.effective = what.effective;
-  placeholder.caller_path = what.caller_path;
-  auto plan = boundary.plan(placeholder, grant);
+  auto plan = plan_without_step(boundary, what, grant);
   if (!plan) return plan.error();
-  child_wiring wiring;
-  wiring.owner = owner;
+  auto wiring = wiring_without_step(std::move(owner));
   wiring.stdin_pipe = true;  // a step without stdin gets EOF at once
-  // Nothing is read for anyone until a step's launch gives the jail its routes.
-  wiring.out = {owner, 0, overflow_policy::discard};
-  wiring.err = {owner, 0, overflow_policy::discard};
   auto cmd = command_for(launch_mode::arm, plan->spec, std::move(wiring));
   armed_child jail{cmd.id, std::move(plan->spec)};
   io_->spawn(std::move(cmd));
@@ -90,19 +101,10 @@ expected<armed_child> child_launcher::arm(const tier& boundary, const arming& wh
 
 expected<launched_child> child_launcher::hold(const tier& boundary, const arming& what, const lease_grant& grant,
                                               caf::actor owner) {
-  launch_request placeholder;
-  placeholder.argv = {kPlaceholderProgram};
-  placeholder.scratch_dir = what.work_dir;
-  placeholder.effective = what.effective;
-  placeholder.caller_path = what.caller_path;
-  auto plan = boundary.plan(placeholder, grant);
+  auto plan = plan_without_step(boundary, what, grant);
   if (!plan) return plan.error();
   as_holder(*plan);
-  child_wiring wiring;
-  wiring.owner = owner;
-  wiring.out = {owner, 0, overflow_policy::discard};
-  wiring.err = {owner, 0, overflow_policy::discard};
-  auto cmd = command_for(launch_mode::hold, plan->spec, std::move(wiring));
+  auto cmd = command_for(launch_mode::hold, plan->spec, wiring_without_step(std::move(owner)));
   auto id = cmd.id;
   io_->spawn(std::move(cmd));
   return launched(id, *plan);

@@ -192,7 +192,7 @@ int relay_until_exit(pid_t init, const jail_spec& spec) {
   }
 }
 
-int run_jailed(const jail_spec& spec, bool warm) {
+int begin_helper(const jail_spec& spec) {
   sigset_t set;
   sigemptyset(&set);
   for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
@@ -201,10 +201,15 @@ int run_jailed(const jail_spec& spec, bool warm) {
   auto t = clock::now();
   if (join_cgroups(spec) || drop_supplementary_groups()) return 125;
   report_step("cgroup", t);
+  return 0;
+}
+
+int run_jailed(const jail_spec& spec, bool warm) {
+  if (int err = begin_helper(spec)) return err;
 
   // Idmapped roots are made here, in the host's user namespace, where the kernel lets this
   // (root) helper idmap the host's filesystems; the jail's init inherits the fds.
-  t = clock::now();
+  auto t = clock::now();
   std::vector<int> trees;
   if (prepare_idmapped_trees(spec, trees)) return 125;
   report_step("idmap", t);

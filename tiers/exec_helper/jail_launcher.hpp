@@ -23,6 +23,10 @@
 
 namespace corral::helper {
 
+// H's first steps in every jail mode: block the signals it relays and reaps by, join the
+// lease's cgroup, drop supplementary groups (step `cgroup`). Non-zero: the exit code.
+int begin_helper(const jail_spec& spec);
+
 // warm: fd 3 is still open; C arms the whole jail (everything up to its own confinement),
 // reports the step `armed`, and waits there for the launch frame (jail_spec.hpp).
 // Hold mode (a workspace's holder): C builds the same jail, reports `armed` and then only

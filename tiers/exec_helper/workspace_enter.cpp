@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/confinement.hpp"
 #include "tiers/exec_helper/jail_launcher.hpp"
 #include "tiers/exec_helper/landlock_ruleset.hpp"
@@ -67,19 +66,12 @@ int entered_step(const jail_spec& spec) {
 } // namespace
 
 int run_entered(const jail_spec& spec) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int sig : {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGQUIT}) sigaddset(&set, sig);
-  sigprocmask(SIG_BLOCK, &set, nullptr);
-
-  auto t = clock::now();
-  if (join_cgroups(spec) || drop_supplementary_groups()) return 125;
-  report_step("cgroup", t);
+  if (int err = begin_helper(spec)) return err;
 
   // Before anything of the workspace can see this process: its programs run as the uid
   // this helper shows there (an unprivileged runtime maps its own), and a dumpable process
   // of that uid could be traced, or its /proc files opened, from inside.
-  t = clock::now();
+  auto t = clock::now();
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return step_error("enter", "prctl DUMPABLE"), 125;
   int holder = open_holder(spec);
   if (holder < 0) return 125;
