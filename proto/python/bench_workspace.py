@@ -127,8 +127,13 @@ def main():
         shutil.rmtree(d, ignore_errors=True)
 
     if image and shutil.which("podman"):
+        # The engine flags the container tier passes (tiers/external/container_tier.cpp):
+        # with podman's defaults crun refuses a hard nofile limit below 1M and a hybrid
+        # cgroup hierarchy, as on this machine.
         def podman():
-            subprocess.run(["podman", "run", "--rm", "--network=none", image, "true"], check=True,
+            subprocess.run(["podman", "--runtime=runc", "--cgroup-manager=cgroupfs", "run", "--rm",
+                            "--network=none", "--cgroups=no-conmon", "--ulimit", "nofile=4096:4096",
+                            "--ulimit", "nproc=4096:4096", image, "true"], check=True,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         podman()  # warm-up
         figures["podman_run_rm"] = timed(max(5, n // 10), podman)
