@@ -1,6 +1,7 @@
 #include "tiers/exec_helper/confinement.hpp"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <linux/capability.h>
@@ -72,6 +73,23 @@ int confine_process(const jail_spec& spec, prepared_ruleset& ruleset) {
   if (::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) return step_error("credentials", "prctl DUMPABLE");
   if (int err = restrict_self(ruleset)) return err;
   return install_seccomp_filter(spec);
+}
+
+int limit_and_confine(const jail_spec& spec) {
+  auto t = std::chrono::steady_clock::now();
+  if (int err = apply_rlimits(spec)) return err;
+  if (int err = close_inherited_fds()) return err;
+  report_step("limits", t);
+
+  t = std::chrono::steady_clock::now();
+  prepared_ruleset ruleset;
+  if (int err = prepare_landlock(spec, ruleset)) return err;
+  report_step("landlock", t);
+
+  t = std::chrono::steady_clock::now();
+  if (int err = confine_process(spec, ruleset)) return err;
+  report_step("confine", t);
+  return 0;
 }
 
 } // namespace corral::helper

@@ -19,4 +19,9 @@ int apply_rlimits(const jail_spec& spec);
 int close_inherited_fds();
 int confine_process(const jail_spec& spec, prepared_ruleset& ruleset);
 
+// The whole sequence above, each part reported as a step (`limits`, `landlock`, `confine`):
+// what follows runs with the credentials, Landlock domain and seccomp filter its program
+// will have.
+int limit_and_confine(const jail_spec& spec);
+
 } // namespace corral::helper

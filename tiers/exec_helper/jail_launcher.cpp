@@ -21,7 +21,6 @@
 #include "tiers/exec_helper/egress_listeners.hpp"
 #include "tiers/exec_helper/filesystem_view.hpp"
 #include "tiers/exec_helper/idmapped_roots.hpp"
-#include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/seccomp_filter.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
@@ -117,22 +116,10 @@ int jail_init(jail_spec spec, bool warm, const std::vector<int>& trees) {
     if (!spec.egress_ports.empty()) report_step("egress", t);
   }
 
-  t = clock::now();
-  if (int err = apply_rlimits(spec)) return err;
-  if (int err = close_inherited_fds()) return err;
-  report_step("limits", t);
-
-  t = clock::now();
-  prepared_ruleset ruleset;
-  if (int err = prepare_landlock(spec, ruleset)) return err;
-  report_step("landlock", t);
-
   // C confines itself before it starts (or, warm, waits for) the target, which inherits
   // the same credentials, Landlock domain and seccomp filter: a warm launch does no
   // confinement work, and the jail's init never holds more than the program it runs.
-  t = clock::now();
-  if (int err = confine_process(spec, ruleset)) return err;
-  report_step("confine", t);
+  if (int err = limit_and_confine(spec)) return err;
 
   if (spec.mode == jail_mode::hold) {
     release_stdio();

@@ -12,7 +12,6 @@
 
 #include "tiers/exec_helper/confinement.hpp"
 #include "tiers/exec_helper/jail_launcher.hpp"
-#include "tiers/exec_helper/landlock_ruleset.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 #include "tiers/exec_helper/target_supervisor.hpp"
 #include "tiers/exec_helper/user_namespace.hpp"
@@ -47,19 +46,7 @@ int open_holder(const jail_spec& spec) {
 // C': a process of the workspace, confined before its program starts.
 int entered_step(const jail_spec& spec) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-  auto t = clock::now();
-  if (int err = apply_rlimits(spec)) return err;
-  if (int err = close_inherited_fds()) return err;
-  report_step("limits", t);
-
-  t = clock::now();
-  prepared_ruleset ruleset;
-  if (int err = prepare_landlock(spec, ruleset)) return err;
-  report_step("landlock", t);
-
-  t = clock::now();
-  if (int err = confine_process(spec, ruleset)) return err;
-  report_step("confine", t);
+  if (int err = limit_and_confine(spec)) return err;
   return supervise_target(spec, {});
 }
 
