@@ -44,6 +44,7 @@ using input_atom = caf::atom_constant<caf::atom("input")>;
 using resize_atom = caf::atom_constant<caf::atom("resize")>;
 using reattach_atom = caf::atom_constant<caf::atom("reattach")>;
 using detach_atom = caf::atom_constant<caf::atom("detach")>;
+using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using info_atom = caf::atom_constant<caf::atom("info")>;
 
 } // namespace corral

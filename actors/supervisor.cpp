@@ -1,6 +1,7 @@
 #include "actors/supervisor.hpp"
 
 #include <deque>
+#include <type_traits>
 #include <map>
 #include <filesystem>
 #include <set>
@@ -115,6 +116,12 @@ void give_back(self_ptr self, const caf::actor_addr& exec) {
   st.borrowed.erase(lent);
 }
 
+session_opened not_opened(failure why) {
+  session_opened o;
+  o.error = std::move(why);
+  return o;
+}
+
 // One path for both session kinds: numbered, planned and spawned by its kind (open_session
 // in actors/sessions/), then monitored until it ends. `tag` sets the kinds' ids apart ("-s",
 // "-t"); `owner` is the stdio session's only. In a workspace, `lent` is its borrow, given
@@ -130,23 +137,44 @@ session_opened open_admitted(self_ptr self, const Request& request, planning_con
   auto session = open_session(self->system(), request, std::move(at), std::move(owner)...);
   if (!session) {
     if (lent) return_workspace(self, lent->id);
-    return {false, session.error(), {}, 0};
+    return not_opened(session.error());
   }
   self->monitor(*session);
   st.sessions.insert(*session);
   if (lent) st.borrowed[session->address()] = lent->id;
-  return {true, {}, *session, number};
+  session_opened opened;
+  opened.ok = true;
+  opened.session = *session;
+  opened.number = number;
+  return opened;
+}
+
+// A terminal in a workspace with a holder is the workspace's from now on (not its
+// caller's): the registry keeps it and it is no longer this supervisor's borrow. Without a
+// holder (the allow-list network mode) it stays its caller's, as a stdio session does.
+void keep_in_workspace(self_ptr self, session_opened& opened, const std::string& workspace, const terminal_request& r) {
+  self->state.borrowed.erase(opened.session.address());
+  opened.terminal = resident_terminal_id(opened.number);
+  opened.workspace = workspace;
+  auto argv = r.argv.empty() ? std::vector<std::string>{"/bin/sh"} : r.argv;
+  self->send(self->state.config.workspaces, ws_resident_atom::value, workspace, opened.session, opened.number, std::move(argv));
 }
 
 template <class Request, class... Owner>
 caf::result<session_opened> open(self_ptr self, const Request& request, const char* tag, Owner... owner) {
   auto ctx = admit(self, request.tier);
-  if (!ctx) return session_opened{false, ctx.error(), {}, 0};
+  if (!ctx) return not_opened(ctx.error());
   if (request.workspace.empty()) return open_admitted(self, request, std::move(*ctx), tag, nullptr, std::move(owner)...);
   auto reply = self->make_response_promise<session_opened>();
   borrow(self, *ctx, request.workspace, request.principal, [=](workspace_borrowed& lent) mutable {
-    if (!lent.ok) reply.deliver(session_opened{false, lent.error, {}, 0});
-    else reply.deliver(open_admitted(self, request, *ctx, tag, &lent, owner...));
+    if (!lent.ok) {
+      reply.deliver(not_opened(lent.error));
+      return;
+    }
+    auto opened = open_admitted(self, request, *ctx, tag, &lent, owner...);
+    if constexpr (std::is_same_v<Request, terminal_request>)
+      if (opened.ok && lent.holder) keep_in_workspace(self, opened, lent.id, request);
+    reply.deliver(std::move(opened));
   });
   return reply;
 }

@@ -148,7 +148,7 @@ void session_lifecycle::report_end(const lease_report& report) {
   spdlog::info("{} {} ended reason={} exit={} signal={} out={} in={}", noun(type_), exec_.id, to_string(end.reason),
                end.exit_code.value_or(-1), end.term_signal.value_or(0), end.messages_out, end.messages_in);
   phase_ = session_phase::closed;
-  if (auto peer = kind_.peer()) self_->send(peer, std::move(end));
+  for (auto& peer : kind_.peers()) self_->send(peer, end);
   remove_owned_scratch(exec_);
   self_->quit();
 }
@@ -211,7 +211,7 @@ caf::message_handler session_lifecycle::handlers() {
       },
       [this](network_event& event) {
         // From the egress proxy, as each connection ends; the whole audit is in session_ended.
-        if (auto peer = kind_.peer()) self_->send(peer, session_network{number_, std::move(event)});
+        for (auto& peer : kind_.peers()) self_->send(peer, session_network{number_, event});
       },
       [this](cancel_atom) {
         // A second cancel (a second SIGINT to `corral mcp` or `corral shell`) skips the

@@ -16,6 +16,8 @@
 // the kinds move it only where their own input decides (a stdio session's graceful close).
 #pragma once
 
+#include <vector>
+
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -49,8 +51,8 @@ struct session_streams {
 class session_kind {
 public:
   // Who hears the session: the network records as they come, then session_ended. Empty:
-  // nobody (a terminal without a client, a stdio session whose owner is gone).
-  virtual caf::actor peer() const = 0;
+  // nobody (a terminal without viewers, a stdio session whose owner is gone).
+  virtual std::vector<caf::actor> peers() const = 0;
   // The stream routes (and pty) the child is launched with.
   virtual session_streams streams() = 0;
   // io_spawned, after the input queued before it was written.

@@ -19,13 +19,22 @@
 //                     network audit (allowlist mode)
 //
 // Terminal session (actors/sessions/terminal_session.hpp), from anyone holding its handle:
-//   (reattach_atom, caf::actor client) -> std::string  the scrollback; then terminal_output
-//                                                      goes to `client` (one client at a time)
-//   (detach_atom)                                      output only to the scrollback
+//   (attach_atom, caf::actor viewer, bool writer, bool take_over) -> terminal_attached
+//        the scrollback; then terminal_output goes to `viewer` as to every other viewer.
+//        At most one viewer is the writer: a second is refused unless `take_over`, which
+//        demotes the first to a viewer (it hears terminal_demoted).
+//   (reattach_atom, caf::actor client) -> std::string  the same as attach as the writer,
+//                                                      taking over
+//   (detach_atom, caf::actor viewer)                   that viewer hears no more
+//   (detach_atom)                                      nobody does: output only to the scrollback
+//   (watch_atom, caf::actor watcher)                   terminal_viewers to `watcher` now and
+//                                                      whenever who is attached changes
 //   (input_atom, std::string bytes)                    written to the pty master
 //   (resize_atom, std::uint16_t rows, std::uint16_t cols)
 //   (cancel_atom), (info_atom) -> session_info
-// To the attached client: terminal_output and session_network, then session_ended.
+// To every viewer: terminal_output and session_network, then session_ended. The writer is
+// a promise among viewers, kept by whoever relays input (the daemon refuses a viewer's
+// writes); the actor itself takes input from any holder of its handle.
 #pragma once
 
 #include <chrono>
@@ -108,6 +117,10 @@ struct session_opened {
   failure error;
   caf::actor session;
   std::uint64_t number = 0;
+  // A terminal in a workspace with a holder belongs to the workspace, not to its caller:
+  // it outlives the caller, and is found again by this id (resident_terminal_id) in it.
+  std::string terminal;
+  std::string workspace;  // its id
 };
 
 // What the runtime's open_session/open_terminal return.
@@ -148,6 +161,27 @@ struct terminal_output {
   std::string bytes;
 };
 
+// The answer to attaching to a terminal: what it showed so far, and whether this viewer
+// is the one that writes.
+struct terminal_attached {
+  bool ok = false;
+  failure error;
+  std::string scrollback;
+  bool writer = false;
+};
+
+// To a writer whose place another viewer took over: it goes on as a viewer.
+struct terminal_demoted {
+  std::uint64_t session = 0;
+};
+
+// To a terminal's watcher: how many viewers it has now, and whether one of them writes.
+struct terminal_viewers {
+  std::uint64_t session = 0;
+  std::uint32_t viewers = 0;
+  bool writer = false;
+};
+
 struct session_ended {
   std::uint64_t session = 0;
   session_end_reason reason = session_end_reason::exited;
@@ -182,5 +216,8 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_refused)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_stderr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_network)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_output)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_attached)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_demoted)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_viewers)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_ended)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_info)

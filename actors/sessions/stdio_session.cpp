@@ -65,7 +65,10 @@ struct stdio_session_state : session_kind {
   session_log stderr_log;
   clock_type::time_point last_activity;
 
-  caf::actor peer() const override { return owner; }
+  std::vector<caf::actor> peers() const override {
+    if (!owner) return {};
+    return {owner};
+  }
   session_streams streams() override;
   void on_spawned() override;
   void on_ending() override { refuse_waiting("the session is closing"); }

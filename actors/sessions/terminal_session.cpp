@@ -1,5 +1,7 @@
 #include "actors/sessions/terminal_session.hpp"
 
+#include <algorithm>
+
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
@@ -18,6 +20,12 @@ constexpr std::size_t kEndTailBytes = 4096;
 
 } // namespace
 
+// One client seeing the terminal.
+struct terminal_viewer {
+  caf::actor actor;
+  bool writer = false;
+};
+
 struct terminal_session_state : session_kind {
   using self_ptr = caf::stateful_actor<terminal_session_state>*;
 
@@ -27,12 +35,18 @@ struct terminal_session_state : session_kind {
   self_ptr self;
   session_lifecycle child;
   terminal_request options;
-  caf::actor client;  // the attached one, if any: it may go away while the terminal lives
+  // Who sees it now: each may go away while the terminal lives.
+  std::vector<terminal_viewer> viewers;
+  caf::actor watcher;  // told who is attached (a workspace's registry), if anyone
   session_log scrollback;
   std::uint64_t read_outstanding = 0;
   std::uint64_t inputs = 0;
 
-  caf::actor peer() const override { return client; }
+  std::vector<caf::actor> peers() const override {
+    std::vector<caf::actor> out;
+    for (auto& v : viewers) out.push_back(v.actor);
+    return out;
+  }
 
   session_streams streams() override {
     session_streams s;
@@ -58,6 +72,54 @@ struct terminal_session_state : session_kind {
     info.buffered_bytes = scrollback.contents().size();
   }
 
+  terminal_viewer* viewer_of(const caf::actor_addr& who) {
+    for (auto& v : viewers)
+      if (v.actor.address() == who) return &v;
+    return nullptr;
+  }
+
+  terminal_viewer* writer() {
+    for (auto& v : viewers)
+      if (v.writer) return &v;
+    return nullptr;
+  }
+
+  void report_viewers() {
+    if (watcher)
+      self->send(watcher, terminal_viewers{child.number(), static_cast<std::uint32_t>(viewers.size()), writer() != nullptr});
+  }
+
+  // Takes `who` out of the viewers (and out of the monitored), if it was one.
+  void forget(const caf::actor_addr& who) {
+    auto it = std::find_if(viewers.begin(), viewers.end(), [&](auto& v) { return v.actor.address() == who; });
+    if (it == viewers.end()) return;
+    self->demonitor(it->actor);
+    viewers.erase(it);
+    report_viewers();
+  }
+
+  terminal_attached attach(const caf::actor& who, bool as_writer, bool take_over) {
+    if (!who) return {false, make_failure(failure_kind::invalid_request, "attach needs a viewer"), {}, false};
+    auto* current = writer();
+    bool mine = current && current->actor == who;
+    if (as_writer && current && !mine && !take_over)
+      return {false,
+              make_failure(failure_kind::conflict, "the terminal already has a writer; attach as a viewer, or take over"),
+              {}, false};
+    if (as_writer && current && !mine) {
+      current->writer = false;
+      self->send(current->actor, terminal_demoted{child.number()});
+    }
+    if (auto* known = viewer_of(who.address())) {
+      known->writer = known->writer || as_writer;
+    } else {
+      viewers.push_back({who, as_writer});
+      self->monitor(who);
+    }
+    report_viewers();
+    return {true, {}, scrollback.contents(), as_writer || mine};
+  }
+
   static inline const char* name = "terminal_session";
 };
 
@@ -73,7 +135,10 @@ void on_output(self_ptr self, std::string& bytes) {
     st.child.io().add_credit(st.child.process(), stream_kind::out, kReadWindow - st.read_outstanding);
     st.read_outstanding = kReadWindow;
   }
-  if (st.client) self->send(st.client, terminal_output{st.child.number(), std::move(bytes)});
+  for (std::size_t k = 0; k < st.viewers.size(); ++k) {
+    bool last = k + 1 == st.viewers.size();
+    self->send(st.viewers[k].actor, terminal_output{st.child.number(), last ? std::move(bytes) : bytes});
+  }
 }
 
 caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_request options, std::uint64_t number,
@@ -84,8 +149,9 @@ caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_requ
   self->set_down_handler([=](caf::down_msg& down) {
     auto& s = self->state;
     if (s.child.handle_down(down)) return;
-    // A client that goes away only detaches: the terminal outlives it.
-    if (s.client && down.source == s.client.address()) s.client = caf::actor{};
+    // A viewer that goes away only detaches: the terminal outlives it.
+    s.forget(down.source);
+    if (s.watcher && down.source == s.watcher.address()) s.watcher = caf::actor{};
   });
   st.child.start(std::move(exec), number, std::move(env), st.options.startup_timeout, st.options.lifetime, false);
   return st.child.handlers().or_else(
@@ -95,17 +161,23 @@ caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_requ
       },
       [=](io_written&) {},
       [=](io_stdin_closed&) {},
-      [=](reattach_atom, caf::actor& client) -> std::string {
-        auto& s = self->state;
-        if (s.client && s.client != client) self->demonitor(s.client);
-        s.client = client;
-        if (client) self->monitor(client);
-        return s.scrollback.contents();
+      [=](attach_atom, caf::actor& viewer, bool writer, bool take_over) {
+        return self->state.attach(viewer, writer, take_over);
       },
+      [=](reattach_atom, caf::actor& client) -> std::string { return self->state.attach(client, true, true).scrollback; },
+      [=](detach_atom, caf::actor& viewer) { self->state.forget(viewer.address()); },
       [=](detach_atom) {
         auto& s = self->state;
-        if (s.client) self->demonitor(s.client);
-        s.client = caf::actor{};
+        for (auto& v : s.viewers) self->demonitor(v.actor);
+        s.viewers.clear();
+        s.report_viewers();
+      },
+      [=](watch_atom, caf::actor& watcher) {
+        auto& s = self->state;
+        if (s.watcher) self->demonitor(s.watcher);
+        s.watcher = watcher;
+        if (watcher) self->monitor(watcher);
+        s.report_viewers();
       },
       [=](input_atom, std::string& bytes) {
         auto& s = self->state;

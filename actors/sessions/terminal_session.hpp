@@ -1,6 +1,7 @@
 // A terminal session: one child on a pseudo-terminal inside the boundary (the exec helper
-// makes the pty its controlling terminal), output kept in a bounded scrollback so a client
-// can detach and re-attach. Its lifetime is independent of whoever opened it: it ends when
+// makes the pty its controlling terminal), output kept in a bounded scrollback so clients
+// can detach and re-attach; several may view it, one of them writes. Its lifetime is
+// independent of whoever opened it or views it: it ends when
 // the child exits, on cancel, at its lifetime deadline, or (failed) at the startup deadline,
 // always through the lease (actors/sessions/session_lifecycle.hpp, shared with the stdio
 // session). States and reasons: actors/sessions/session_state.hpp; messages:

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <caf/stateful_actor.hpp>
 
+#include "actors/sessions/session_messages.hpp"
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_holder.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
@@ -20,6 +22,12 @@ namespace corral::registry {
 using clock = std::chrono::steady_clock;
 
 std::int64_t unix_now();
+
+// A terminal the workspace keeps (workspace_messages.hpp), monitored by the registry.
+struct resident_terminal {
+  caf::actor actor;
+  terminal_listing listing;
+};
 
 struct workspace_entry {
   workspace_record record;
@@ -34,6 +42,9 @@ struct workspace_entry {
   // network mode).
   caf::actor holder;
   bool holds = false;
+  // By session number, so oldest first. A terminal with a viewer keeps the workspace in
+  // use (its idle clock stands still); one nobody watches does not.
+  std::map<std::uint64_t, resident_terminal> terminals;
   clock::time_point last_used = clock::now();
   std::int64_t last_used_at = unix_now();
 };
@@ -62,6 +73,19 @@ void touch(workspace_entry& e);
 workspace_info info_of(const workspace_entry& e);
 // Whether this runtime's workspaces get a holder (workspace_registry_config::holding).
 bool holders_enabled(const registry_state& st);
+
+// The terminals a workspace keeps (registry_terminals.cpp).
+void keep_terminal(self_ptr self, const std::string& id, caf::actor terminal, std::uint64_t number,
+                   std::vector<std::string> argv);
+terminal_list terminals_of(registry_state& st, const std::string& ref, const std::string& principal);
+terminal_found terminal_named(registry_state& st, const std::string& ref, const std::string& principal,
+                              const std::string& terminal);
+void note_viewers(registry_state& st, const terminal_viewers& v);
+// A terminal's actor went: out of its workspace's list. False: it was none of them.
+bool forget_terminal(registry_state& st, const caf::actor_addr& gone);
+bool watched(const workspace_entry& e);
+// Ending a workspace ends its terminals (its holder then kills what is left inside).
+void end_terminals(self_ptr self, workspace_entry& e);
 
 // The snapshot flows (registry_snapshots.cpp).
 caf::result<workspace_reply> restore_into(self_ptr self, workspace_entry e);

@@ -19,6 +19,11 @@
 //   (ws_resume_atom, ref, principal)               -> workspace_reply
 //   (ws_ps_atom, ref, principal)                   -> process_list      (workspace_holder.hpp)
 //   (ws_kill_atom, ref, principal, pid, signal)    -> workspace_reply   (pid as the workspace sees it)
+//   (ws_resident_atom, id, terminal, number, argv)                      (the supervisor: a terminal
+//                                                   opened in it now belongs to the workspace)
+//   (ws_terms_atom, ref, principal)                -> terminal_list     (its terminals)
+//   (ws_term_atom, ref, principal, terminal)       -> terminal_found    ("" : the latest started)
+//   terminal_viewers                                                    (from its terminals)
 //   (stop_atom)                                    -> bool
 //
 // `ref` is a workspace's id or its owner's name for it.
@@ -64,6 +69,9 @@ using ws_pause_atom = caf::atom_constant<caf::atom("wspause")>;
 using ws_resume_atom = caf::atom_constant<caf::atom("wsresume")>;
 using ws_ps_atom = caf::atom_constant<caf::atom("wsps")>;
 using ws_kill_atom = caf::atom_constant<caf::atom("wskill")>;
+using ws_resident_atom = caf::atom_constant<caf::atom("wsresident")>;
+using ws_terms_atom = caf::atom_constant<caf::atom("wsterms")>;
+using ws_term_atom = caf::atom_constant<caf::atom("wsterm")>;
 
 // Largest piece of a file one read returns, and of data one write or append carries: a
 // bigger file moves in pieces (the daemon's lines are bounded too).
@@ -143,6 +151,7 @@ struct workspace_info {
   workspace_phase phase = workspace_phase::ready;
   std::string mount_at = kWorkspaceMountAt;
   std::size_t running = 0;          // executions in it now
+  std::size_t terminals = 0;        // terminals it keeps (they outlive their clients)
   std::int64_t idle_left_ms = 0;    // until the idle timeout ends it (while nothing runs)
   std::int64_t last_used_at = 0;    // unix seconds
   // What a workspace promises that this version does not hold (said in every reply).
@@ -173,6 +182,33 @@ struct workspace_borrowed {
   caf::actor holder;
 };
 
+// A terminal a workspace keeps: it outlives the client that opened it, and any client of
+// the workspace's owner may attach to it again (actors/sessions/terminal_session.hpp).
+struct terminal_listing {
+  std::string id;  // "t7": resident_terminal_id
+  std::vector<std::string> argv;
+  std::int64_t started_at = 0;  // unix seconds
+  std::uint32_t viewers = 0;
+  bool writer = false;  // one of the viewers writes
+};
+
+inline std::string resident_terminal_id(std::uint64_t number) { return "t" + std::to_string(number); }
+
+struct terminal_list {
+  bool ok = false;
+  failure error;
+  std::vector<terminal_listing> items;  // oldest first
+};
+
+struct terminal_found {
+  bool ok = false;
+  failure error;
+  caf::actor actor;
+  std::uint64_t number = 0;  // the session number its messages carry
+  std::string workspace;     // the workspace's id
+  terminal_listing listing;
+};
+
 // What one snapshot is taken as.
 struct snapshot_job {
   std::string snapshots_dir;
@@ -192,6 +228,8 @@ struct snapshot_list {
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_list)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_found)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::workspace_options)

@@ -68,6 +68,7 @@ void end_entry(self_ptr self, const std::string& id, bool keep_files, const char
     return;
   }
   spdlog::info("workspace {} ended ({}){}", id, why, keep_files || it->second.record.keep_files ? ", files kept" : "");
+  end_terminals(self, it->second);
   auto entry = std::move(it->second);
   self->state.entries.erase(it);
   if (!entry.holder) {
@@ -263,8 +264,9 @@ void expire(self_ptr self) {
     bool paused = e.phase == workspace_phase::paused;
     if (e.running > 0 || (e.phase != workspace_phase::ready && !paused)) continue;
     if (wall >= e.record.ends_at) ending.emplace_back(id, "its lifetime is over");
-    // A paused workspace's idle clock stands still; its lifetime does not.
-    else if (!paused && now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms))
+    // A paused workspace's idle clock stands still, as does a watched terminal's; its
+    // lifetime does not.
+    else if (!paused && !watched(e) && now - e.last_used >= std::chrono::milliseconds(e.record.idle_timeout_ms))
       ending.emplace_back(id, "idle");
   }
   for (auto& [id, why] : ending) end_entry(self, id, false, why);
@@ -335,6 +337,8 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
     adopt(st);
     expire(self);
     self->delayed_send(self, tick_interval(st), ws_tick_atom::value);
+    // Only terminals are monitored (holders are linked).
+    self->set_down_handler([=](caf::down_msg& down) { forget_terminal(self->state, down.source); });
     return {
         [=](ws_create_atom, workspace_options& o, std::string& principal) { return create(self, o, principal); },
         [=](ws_list_atom, std::string& principal) {
@@ -438,6 +442,14 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (e->phase == workspace_phase::restoring) return changes_reply{false, not_ready(*e), {}, {}, false, 0};
           return on_worker<changes_reply>(self, *e, ws_changes_atom::value, std::move(since));
         },
+        [=](ws_resident_atom, std::string& id, caf::actor& terminal, std::uint64_t number, std::vector<std::string>& argv) {
+          keep_terminal(self, id, std::move(terminal), number, std::move(argv));
+        },
+        [=](ws_terms_atom, std::string& ref, std::string& principal) { return terminals_of(self->state, ref, principal); },
+        [=](ws_term_atom, std::string& ref, std::string& principal, std::string& terminal) {
+          return terminal_named(self->state, ref, principal, terminal);
+        },
+        [=](terminal_viewers& v) { note_viewers(self->state, v); },
         [=](ws_snap_atom, std::string& ref, std::string& principal) { return take_snapshot_of(self, ref, principal); },
         [=](ws_snaps_atom, std::string& principal) { return snapshots_of(self, principal); },
         [=](ws_snapget_atom, std::string& id, std::string& principal) { return snapshot_named(self, id, principal); },
