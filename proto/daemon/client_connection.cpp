@@ -6,6 +6,7 @@
 #include "actors/execution_messages.hpp"
 #include "proto/daemon/client_replies.hpp"
 #include "proto/daemon/client_sessions.hpp"
+#include "proto/daemon/terminal_attach.hpp"
 #include "proto/daemon/exec_job.hpp"
 #include "proto/daemon/socket_loop.hpp"
 #include "proto/daemon/workspace_methods.hpp"
@@ -103,6 +104,7 @@ void dispatch(connection_self self, const rpc::request& r) {
   if (r.method == "session.write") return session_write(self, r);
   if (r.method == "session.resize") return session_resize(self, r);
   if (r.method == "session.close") return session_close(self, r);
+  if (r.method == "session.detach") return session_detach(self, r);
   if (workspace_method(self, r)) return;
   reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
 }
@@ -160,6 +162,7 @@ caf::behavior client_connection(connection_self self, connection_id id, peer_cre
         auto& st = self->state;
         if (st.phase != connection_phase::open) return;
         st.phase = connection_phase::input_ended;
+        detach_terminals(self);
         for (auto& [number, s] : st.sessions) end_session(self, s);
         hang_up_when_answered(self);
       },
@@ -185,9 +188,12 @@ caf::behavior client_connection(connection_self self, connection_id id, peer_cre
       [=](terminal_output& o) { relay(self, o); },
       [=](session_network& n) { relay(self, n); },
       [=](session_ended& e) { relay(self, e); },
+      [=](terminal_demoted& d) { relay(self, d); },
       [=](conn_closed&) {
         // Linked jobs exit with us; each execution sees its caller go and cancels. Sessions
-        // are cancelled outright: a terminal does not otherwise notice its client leave.
+        // are cancelled outright: a terminal does not otherwise notice its client leave. A
+        // workspace's terminals are the workspace's: they are only left.
+        detach_terminals(self);
         for (auto& [number, s] : self->state.sessions) self->send(s.actor, cancel_atom::value);
         self->state.sessions.clear();
         self->state.session_ids.clear();

@@ -1,6 +1,7 @@
 // One client of the daemon: parses its lines, answers its calls, and owns its exec jobs
 // and its sessions (stdio sessions name this actor their owner; terminal sessions are
-// attached to it). A disconnect cancels both. The session calls and the relay of session
+// attached to it). A disconnect cancels both, but for a workspace's terminals, which it
+// only detaches from. The session calls and the relay of session
 // events are in client_sessions.hpp; what every handler writes back, client_replies.hpp.
 // Everything a client can name (request ids, executions) lives in this actor's state, so
 // one client can neither see nor cancel another's work. When the client goes
@@ -47,6 +48,10 @@ struct daemon_info {
 struct client_session {
   std::string id;
   bool terminal = false;
+  // A workspace's terminal: this connection views it (and writes, when `writer`); leaving
+  // detaches, it does not end it (proto/daemon/terminal_attach.hpp).
+  bool resident = false;
+  bool writer = true;
   caf::actor actor;
   utf8_carry carry;         // terminal output arrives in arbitrary chunks
   utf8_carry stderr_carry;  // so does a stdio child's forwarded stderr

@@ -3,6 +3,7 @@
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
+#include "proto/daemon/terminal_attach.hpp"
 #include "proto/daemon/workspace_methods.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
 #include "proto/jsonrpc/param_values.hpp"
@@ -21,13 +22,6 @@ json data_params(const std::string& id, const std::string& bytes) {
   return p;
 }
 
-void forget_session(connection_self self, std::uint64_t number) {
-  auto& st = self->state;
-  auto it = st.sessions.find(number);
-  if (it == st.sessions.end()) return;
-  st.session_ids.erase(it->second.id);
-  st.sessions.erase(it);
-}
 
 // Returns false when the event belongs to a session whose opening reply is still on its
 // way: then it is kept and replayed once the session has its id.
@@ -43,20 +37,6 @@ void quit_if_closed(connection_self self) {
     self->quit(caf::exit_reason::user_shutdown);
 }
 
-// This connection's session named by params.session, or null after answering the error.
-client_session* find_session(connection_self self, const rpc::request& r) {
-  auto p = r.params.find("session");
-  if (p == r.params.end() || !p->is_string()) {
-    reply_error(self, rpc::kInvalidParams, r.method + " needs \"session\": the id session.open returned", r.id);
-    return nullptr;
-  }
-  auto it = self->state.session_ids.find(p->get<std::string>());
-  if (it == self->state.session_ids.end()) {
-    reply_error(self, rpc::kInvalidParams, "no open session " + p->dump() + " on this connection", r.id);
-    return nullptr;
-  }
-  return &self->state.sessions.at(it->second);
-}
 
 void replay_early(connection_self self, std::uint64_t number) {
   auto it = self->state.early.find(number);
@@ -78,20 +58,21 @@ void session_open_done(connection_self self, const json& id, bool terminal, sess
     write_line(self, rpc::error_line(rpc::error_from(o.error, id)));
     return hang_up_when_answered(self);
   }
-  auto sid = "s" + std::to_string(st.next_session++);
-  auto& s = st.sessions[o.number];
-  s.id = sid;
-  s.terminal = terminal;
-  s.actor = o.session;
-  st.session_ids[sid] = o.number;
-  write_line(self, rpc::response_line(id, {{"session", sid}}));
+  auto& s = add_session(self, o.number, o.session, terminal);
+  s.resident = !o.terminal.empty();
+  json reply{{"session", s.id}};
+  if (s.resident) {
+    reply["terminal"] = o.terminal;
+    reply["workspace"] = o.workspace;
+  }
+  write_line(self, rpc::response_line(id, reply));
   if (terminal) {
     auto number = o.number;
-    self->request(o.session, std::chrono::seconds(30), reattach_atom::value, caf::actor{self})
+    self->request(o.session, std::chrono::seconds(30), attach_atom::value, caf::actor{self}, true, false)
         .then(
-            [=](std::string& scrollback) {
-              if (!scrollback.empty()) {
-                terminal_output t{number, std::move(scrollback)};
+            [=](terminal_attached& a) {
+              if (!a.scrollback.empty()) {
+                terminal_output t{number, std::move(a.scrollback)};
                 relay(self, t);
               }
             },
@@ -104,6 +85,39 @@ void session_open_done(connection_self self, const json& id, bool terminal, sess
 }
 
 } // namespace
+
+client_session& add_session(connection_self self, std::uint64_t number, caf::actor actor, bool terminal) {
+  auto& st = self->state;
+  auto sid = "s" + std::to_string(st.next_session++);
+  auto& s = st.sessions[number];
+  s.id = sid;
+  s.terminal = terminal;
+  s.actor = std::move(actor);
+  st.session_ids[sid] = number;
+  return s;
+}
+
+client_session* find_session(connection_self self, const rpc::request& r) {
+  auto p = r.params.find("session");
+  if (p == r.params.end() || !p->is_string()) {
+    reply_error(self, rpc::kInvalidParams, r.method + " needs \"session\": the id session.open returned", r.id);
+    return nullptr;
+  }
+  auto it = self->state.session_ids.find(p->get<std::string>());
+  if (it == self->state.session_ids.end()) {
+    reply_error(self, rpc::kInvalidParams, "no open session " + p->dump() + " on this connection", r.id);
+    return nullptr;
+  }
+  return &self->state.sessions.at(it->second);
+}
+
+void forget_session(connection_self self, std::uint64_t number) {
+  auto& st = self->state;
+  auto it = st.sessions.find(number);
+  if (it == st.sessions.end()) return;
+  st.session_ids.erase(it->second.id);
+  st.sessions.erase(it);
+}
 
 void end_session(connection_self self, const client_session& s) {
   bool graceful = self->state.phase == connection_phase::input_ended && !s.terminal;
@@ -221,6 +235,7 @@ void session_write(connection_self self, const rpc::request& r) {
     bytes = std::move(*decoded);
   }
   auto id = r.id;
+  if (!s->writer) return write_line(self, rpc::error_line(rpc::error_from(viewer_only(*s, "write to"), id)));
   if (s->terminal) {
     self->send(s->actor, input_atom::value, std::move(bytes));
     return write_line(self, rpc::response_line(id, {{"written", true}}));
@@ -244,6 +259,7 @@ void session_resize(connection_self self, const rpc::request& r) {
   auto* s = find_session(self, r);
   if (!s) return;
   if (!s->terminal) return reply_error(self, rpc::kInvalidParams, "session.resize applies to terminal sessions only", r.id);
+  if (!s->writer) return write_line(self, rpc::error_line(rpc::error_from(viewer_only(*s, "resize"), r.id)));
   auto rows = r.params.find("rows");
   auto cols = r.params.find("cols");
   if (rows == r.params.end() || cols == r.params.end())

@@ -16,7 +16,15 @@ void session_close(connection_self self, const rpc::request& r);
 
 // Ends a session the way the connection's phase asks: after a stdio client's EOF a stdio
 // session gets EOF too (it answers what it was sent, then ends); a stop cancels everything.
+// (A workspace's terminal is detached from first: detach_terminals.)
 void end_session(connection_self self, const client_session& s);
+
+// Gives session `number` this connection's next id ("s3") and routes its events to it.
+client_session& add_session(connection_self self, std::uint64_t number, caf::actor actor, bool terminal);
+// This connection's session named by params.session, or null after answering the error.
+client_session* find_session(connection_self self, const rpc::request& r);
+// This connection no longer hears session `number` (it ended, or was detached from).
+void forget_session(connection_self self, std::uint64_t number);
 
 void relay(connection_self self, session_message& m);
 void relay(connection_self self, session_refused& r);

@@ -1,4 +1,5 @@
 #include "proto/daemon/workspace_methods.hpp"
+#include "proto/daemon/terminal_attach.hpp"
 
 #include <csignal>
 
@@ -134,6 +135,20 @@ void processes(connection_self self, const rpc::request& r) {
       ws_ps_atom::value, std::move(*ref), connection_principal(self));
 }
 
+void terminals(connection_self self, const rpc::request& r) {
+  if (!only_params(self, r, {"workspace"})) return;
+  auto ref = workspace_ref_param(r.params);
+  if (!ref) return fail(self, ref.error(), r.id);
+  ask<terminal_list>(
+      self, r, kRegistryBound,
+      [](terminal_list& l) {
+        json items = json::array();
+        for (auto& t : l.items) items.push_back(to_json(t));
+        return json{{"terminals", std::move(items)}};
+      },
+      ws_terms_atom::value, std::move(*ref), connection_principal(self));
+}
+
 void kill(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "pid", "signal"})) return;
   auto ref = workspace_ref_param(r.params);
@@ -248,6 +263,8 @@ bool workspace_method(connection_self self, const rpc::request& r) {
   else if (r.method == "workspace.resume") pause_or_resume(self, r, ws_resume_atom::value);
   else if (r.method == "workspace.ps") processes(self, r);
   else if (r.method == "workspace.kill") kill(self, r);
+  else if (r.method == "workspace.terminals") terminals(self, r);
+  else if (r.method == "workspace.attach") attach_terminal(self, r);
   else if (r.method == "workspace.mark") mark(self, r);
   else if (r.method == "workspace.changes") changes(self, r);
   else if (r.method == "workspace.snapshot") snapshot(self, r);

@@ -238,6 +238,7 @@ json to_json(const workspace_info& info) {
          {"last_used_at", info.last_used_at},
          {"phase", to_string(info.phase)},
          {"running", info.running},
+         {"terminals", info.terminals},
          {"limits", limits},
          {"keep_files", r.keep_files},
          {"not_enforced", info.not_enforced}};
@@ -245,6 +246,10 @@ json to_json(const workspace_info& info) {
   j["paused"] = r.paused;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
   return j;
+}
+
+json to_json(const terminal_listing& t) {
+  return json{{"terminal", t.id}, {"argv", t.argv}, {"started_at", t.started_at}, {"viewers", t.viewers}, {"writer", t.writer}};
 }
 
 json to_json(const workspace_process& p) {

@@ -33,6 +33,8 @@ nlohmann::json to_json(const workspace_info& info);
 // source workspace, digest, sizes, and the paths it skipped (FIFOs, sockets, devices).
 nlohmann::json to_json(const snapshot_record& snapshot);
 nlohmann::json to_json(const workspace_process& process);
+// A terminal a workspace keeps, as workspace.terminals lists it.
+nlohmann::json to_json(const terminal_listing& terminal);
 // A signal by number (1-64) or name ("TERM", "SIGKILL", case-insensitive).
 expected<int> signal_param(const nlohmann::json& value, const std::string& key);
 nlohmann::json to_json(const tree_entry& entry, const std::string& mount_at);
