@@ -339,6 +339,19 @@ expected<std::vector<workspace_process>> runtime::workspace_processes(const std:
   return std::move(r->items);
 }
 
+expected<std::vector<terminal_listing>> runtime::workspace_terminals(const std::string& ref, const std::string& principal) {
+  auto r = answered(ask_workspaces<terminal_list>(*impl_->sys, impl_->workspaces, ws_terms_atom::value, ref, principal));
+  if (!r) return r.error();
+  return std::move(r->items);
+}
+
+expected<session_handle> runtime::workspace_terminal(const std::string& ref, const std::string& terminal,
+                                                     const std::string& principal) {
+  auto r = answered(ask_workspaces<terminal_found>(*impl_->sys, impl_->workspaces, ws_term_atom::value, ref, principal, terminal));
+  if (!r) return r.error();
+  return session_handle{r->actor, r->number};
+}
+
 expected<workspace_info> runtime::signal_in_workspace(const std::string& ref, int pid, int signal,
                                                       const std::string& principal) {
   return info_or_error(

@@ -6,7 +6,7 @@
 //
 // Sessions (long-lived children; protocol in actors/sessions/session_messages.hpp):
 //   auto s = (*rt)->open_session(request, owner);    // stdio: messages and the end go to owner
-//   auto t = (*rt)->open_terminal(request);          // pty: clients attach with reattach_atom
+//   auto t = (*rt)->open_terminal(request);          // pty: clients attach with attach_atom
 //   actors/session_client.hpp wraps a stdio session in a blocking class.
 #pragma once
 
@@ -62,9 +62,12 @@ public:
   // takes send_atom, ack_atom, close_atom, cancel_atom and info_atom. Sessions do not count
   // against max_concurrent; the runtime's destructor cancels those still open.
   expected<session_handle> open_session(const session_request& request, caf::actor owner);
-  // Opens a terminal session: a pty child whose lifetime is independent of the caller. A
-  // client sends (reattach_atom, client) to get the scrollback and then terminal_output;
-  // input_atom, resize_atom, detach_atom, cancel_atom and info_atom drive it.
+  // Opens a terminal session: a pty child whose lifetime is independent of the caller.
+  // Clients send (attach_atom, client, writer, take_over) to get the scrollback and then
+  // terminal_output (several may view, one writes; actors/sessions/session_messages.hpp);
+  // input_atom, resize_atom, detach_atom, cancel_atom and info_atom drive it. In a
+  // workspace (request.workspace) it belongs to the workspace: found again with
+  // workspace_terminal, ended with the workspace.
   expected<session_handle> open_terminal(const terminal_request& request);
 
   // Workspaces (actors/workspaces/workspace_registry.hpp): named, persistent /work dirs that
@@ -82,6 +85,11 @@ public:
   // their pid inside it; and a signal to one of them.
   expected<std::vector<workspace_process>> workspace_processes(const std::string& ref,
                                                                const std::string& principal = "lib");
+  // The terminals a workspace keeps, oldest first; one of them by id ("" : the latest),
+  // to attach to.
+  expected<std::vector<terminal_listing>> workspace_terminals(const std::string& ref, const std::string& principal = "lib");
+  expected<session_handle> workspace_terminal(const std::string& ref, const std::string& terminal = "",
+                                              const std::string& principal = "lib");
   expected<workspace_info> signal_in_workspace(const std::string& ref, int pid, int signal,
                                                const std::string& principal = "lib");
   // A file operation on a workspace's files (actors/workspaces/workspace_messages.hpp).

@@ -7,16 +7,20 @@
 #include <regex>
 #include <sstream>
 
+#include <caf/all.hpp>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "proto/jsonrpc/jsonrpc.hpp"
+#include "actors/atoms.hpp"
 #include "tests/daemon_process.hpp"
 #include "tests/landlock_fixture.hpp"
+#include "tests/workspace_fixture.hpp"
 
 using namespace corral;
 using namespace corral::testing;
 using nlohmann::json;
+using namespace std::chrono_literals;
 
 namespace {
 
@@ -227,4 +231,82 @@ TEST_CASE("workspace.attach refuses what it cannot attach, and session.detach on
   int n = 20;
   CHECK(eventually([&] { return result_of(c, n++, "workspace.terminals", {{"workspace", id}})["terminals"].empty(); }));
   CHECK(result_of(c, 13, "session.close", {{"session", own["session"]}})["closing"] == true);
+}
+
+TEST_CASE("in the library a workspace's terminal is found again and attached by several, one writing",
+          "[workspace][terminal][landlock]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(workspace_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  terminal_request r;
+  r.argv = {"sh"};
+  r.echo = false;
+  r.workspace = id;
+  auto opened = t.rt->open_terminal(r);
+  REQUIRE(opened);
+  caf::anon_send(opened->actor, input_atom::value, std::string("echo kept-$((8*8))\n"));
+
+  // Nobody holds it but the workspace: listed, found by id and as the latest.
+  auto listed = t.rt->workspace_terminals(id);
+  REQUIRE(listed);
+  REQUIRE(listed->size() == 1);
+  auto tid = listed->front().id;
+  CHECK(listed->front().argv == std::vector<std::string>{"sh"});
+  auto found = t.rt->workspace_terminal(id, tid);
+  REQUIRE(found);
+  CHECK(found->actor == opened->actor);
+  CHECK(t.rt->workspace_terminal(id)->actor == opened->actor);
+  CHECK(!t.rt->workspace_terminal(id, "t0"));
+  CHECK(!t.rt->workspace_terminal(id, tid, "someone-else"));
+
+  caf::scoped_actor a{t.rt->system()}, b{t.rt->system()};
+  auto attach = [&](caf::scoped_actor& who, bool writer, bool take_over) {
+    terminal_attached out;
+    who->request(found->actor, 10s, attach_atom::value, caf::actor_cast<caf::actor>(who), writer, take_over)
+        .receive([&](terminal_attached& got) { out = std::move(got); }, [&](caf::error& e) { FAIL(to_string(e)); });
+    return out;
+  };
+  // Reads what `who` is sent until `needle` shows, or the bound passes.
+  auto sees = [&](caf::scoped_actor& who, const std::string& needle, std::string seen = {}) {
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (seen.find(needle) == std::string::npos && std::chrono::steady_clock::now() < deadline)
+      who->receive([&](terminal_output& o) { seen += o.bytes; }, [&](terminal_demoted&) { seen += "<demoted>"; },
+                   caf::after(200ms) >> [] {});
+    return seen.find(needle) != std::string::npos;
+  };
+  auto first = attach(a, true, false);
+  REQUIRE(first.ok);
+  CHECK(first.writer);
+  CHECK(sees(a, "kept-64", first.scrollback));
+  auto refused = attach(b, true, false);
+  CHECK(!refused.ok);
+  CHECK(refused.error.kind == failure_kind::conflict);
+  auto watching = attach(b, false, false);
+  REQUIRE(watching.ok);
+  CHECK(!watching.writer);
+  caf::anon_send(found->actor, input_atom::value, std::string("echo both-$((9*9))\n"));
+  CHECK(sees(a, "both-81"));
+  CHECK(sees(b, "both-81"));
+  CHECK(eventually([&] { return t.rt->workspace_terminals(id)->front().viewers == 2; }));
+  // Taking over demotes the writer, who goes on viewing.
+  auto taken = attach(b, true, true);
+  CHECK(taken.writer);
+  CHECK(sees(a, "<demoted>"));
+  CHECK(eventually([&] {
+    auto now = t.rt->workspace_terminals(id)->front();
+    return now.viewers == 2 && now.writer;
+  }));
+
+  // Ending the workspace ends the terminal: both viewers hear it.
+  REQUIRE(t.rt->end_workspace(id));
+  for (auto* who : {&a, &b}) {
+    bool ended = false;
+    auto deadline = std::chrono::steady_clock::now() + 10s;
+    while (!ended && std::chrono::steady_clock::now() < deadline)
+      (*who)->receive([&](session_ended&) { ended = true; }, [](terminal_output&) {}, [](terminal_demoted&) {},
+                      caf::after(200ms) >> [] {});
+    CHECK(ended);
+  }
 }
