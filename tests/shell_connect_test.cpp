@@ -139,3 +139,82 @@ TEST_CASE("corral shell --connect without a terminal: stdin's end is ^D, a signa
   CHECK(shell("kill -9 $$\\n") == 128 + 9);
   CHECK(shell("exit 5\\n") == 5);
 }
+
+namespace {
+
+// A command's stdout, and its exit status in `rc`.
+std::string output_of(const std::string& cmd, int& rc) {
+  std::string out;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p);
+  char buf[4096];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  int status = ::pclose(p);
+  rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+// The script tmux runs for `corral shell --connect SOCKET ARGS`: its exit status into
+// dir/status.
+std::string cli_script(const temp_dir& dir, const std::string& socket, const std::string& args) {
+  std::string path = dir / "run.sh";
+  std::ofstream s(path);
+  s << "timeout --foreground 120 " << CORRAL_TEST_CLI << " shell --connect " << socket << " " << args << "\n"
+    << "echo \"corral-status=$?\" > " << dir / "status" << "\n"
+    << "sleep 30\n";
+  return path;
+}
+
+// Types `line` until the pane shows `needle`: keys typed before corral is in raw mode are
+// flushed by it, and an attach has no line of its own to wait for.
+bool type_until(tmux_pane& tmux, const std::string& line, const std::string& needle) {
+  for (int i = 0; i < 30; ++i) {
+    tmux.keys(line);
+    if (tmux.wait_for(needle, 1s)) return true;
+  }
+  return false;
+}
+
+} // namespace
+
+TEST_CASE("corral shell --workspace leaves its terminal on ctrl-p ctrl-q, and a second client attaches to it",
+          "[terminal][daemon][cli][workspace]") {
+  if (!have_tmux()) {
+    WARN("tmux is not installed (scripts/setup installs it): skipped");
+    return;
+  }
+  served_daemon d(std::vector<std::string>{});
+  auto ws = [&](const std::string& verb, const std::string& rest) {
+    return std::string(CORRAL_TEST_CLI) + " ws " + verb + " --connect " + d.socket + " " + rest;
+  };
+  int rc = -1;
+  // The socket file comes before the daemon accepts: retry the create until it does.
+  REQUIRE(eventually([&] { return output_of(ws("create", "shelly 2>/dev/null"), rc).rfind("w-", 0) == 0; }, 20s));
+
+  temp_dir first_dir;
+  {
+    tmux_pane first(first_dir, cli_script(first_dir, d.socket, "--workspace shelly"));
+    REQUIRE(type_until(first, "echo mark-$((6*7))", "mark-42"));
+    first.run("send-keys -t corral C-p C-q");
+    REQUIRE(eventually([&] { return exists(first_dir / "status"); }, 20s));
+    CHECK(read_text(first_dir / "status") == "corral-status=0\n");
+    CHECK(first.wait_for("goes on in workspace"));
+  }
+  // Listed, with nobody watching.
+  auto listed = output_of(ws("terminals", "shelly"), rc);
+  INFO(listed);
+  CHECK(rc == 0);
+  CHECK(listed.find("/bin/sh") != std::string::npos);
+  CHECK(listed.find(" 0 ") != std::string::npos);
+
+  // Another client attaches (no program: the latest terminal): its scrollback, then live.
+  temp_dir second_dir;
+  tmux_pane second(second_dir, cli_script(second_dir, d.socket, "--workspace shelly"));
+  CHECK(second.wait_for("mark-42", 20s));
+  REQUIRE(type_until(second, "echo back-$((7*7))", "back-49"));
+  second.keys("exit 4");
+  REQUIRE(eventually([&] { return exists(second_dir / "status"); }, 20s));
+  CHECK(read_text(second_dir / "status") == "corral-status=4\n");
+  CHECK(output_of(ws("terminals", "shelly"), rc).find("/bin/sh") == std::string::npos);
+  CHECK(output_of(ws("rm", "shelly"), rc).size() > 0);
+}

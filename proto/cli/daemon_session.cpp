@@ -28,7 +28,7 @@ std::optional<daemon_session> open_daemon_session(const std::string& socket_path
     return std::nullopt;
   }
   auto id = opened->value("session", "");
-  return daemon_session{std::move(*client), std::move(id)};
+  return daemon_session{std::move(*client), std::move(id), std::move(*opened)};
 }
 
 expected<bool> daemon_session::wait(std::span<pollfd> local, const daemon_client::notification_fn& on_message) {

@@ -22,6 +22,7 @@ status connect_excludes_local_options(const std::string& config_path, bool allow
 struct daemon_session {
   daemon_client client;
   std::string id;
+  nlohmann::json opened;  // the reply that opened (or attached) it
 
   // Waits for the daemon's next message or for one of `local` to be ready (revents set),
   // retrying EINTR; a message already buffered is taken without waiting. True: a message

@@ -1,5 +1,6 @@
-// corral workspace pause | resume | ps | kill: what runs in a workspace between commands
-// (the background processes `exec --leave-running` left there), frozen, listed, signalled.
+// corral workspace pause | resume | ps | kill | terminals: what runs in a workspace between
+// commands (the background processes `exec --leave-running` left there, the terminals
+// `corral shell --workspace` left running), frozen, listed, signalled.
 #include <iomanip>
 #include <iostream>
 
@@ -32,6 +33,21 @@ int ps_verb(const ws_args& a) {
       std::cout << std::right << std::setw(7) << p.value("pid", 0) << std::setw(7) << p.value("ppid", 0) << " "
                 << p.value("state", "?") << " " << std::left << std::setw(17)
                 << time_text(p.value("started_at", std::int64_t{0})) << p.value("command", "") << "\n";
+  });
+}
+
+int terminals_verb(const ws_args& a) {
+  if (a.rest.size() != 1) return usage_error("terminals takes one workspace (its id or name)");
+  return call_and_show(a, "workspace.terminals", json{{"workspace", a.rest[0]}}, [](const json& r) {
+    std::cout << std::left << std::setw(8) << "TERMINAL" << std::setw(17) << "STARTED" << std::setw(9) << "VIEWERS"
+              << std::setw(8) << "WRITER" << "COMMAND\n";
+    for (auto& t : r.at("terminals")) {
+      std::string command;
+      for (auto& word : t.value("argv", json::array())) command += (command.empty() ? "" : " ") + word.get<std::string>();
+      std::cout << std::left << std::setw(8) << t.value("terminal", "") << std::setw(17)
+                << time_text(t.value("started_at", std::int64_t{0})) << std::setw(9) << t.value("viewers", 0)
+                << std::setw(8) << (t.value("writer", false) ? "yes" : "no") << command << "\n";
+    }
   });
 }
 

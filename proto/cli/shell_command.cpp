@@ -42,7 +42,13 @@ options:
   --allow-net LIST network allow-list for this shell, e.g. pypi.org (allowlist mode)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --lifetime S    end the terminal after S seconds
-  --workspace W     with --connect: in the daemon's workspace W (its files at /work)
+  --workspace W     with --connect: in the daemon's workspace W (its files at /work).
+                  The terminal is W's: it lives on when this client goes or leaves
+                  with ctrl-p ctrl-q. With no PROGRAM, attaches to W's latest terminal
+                  (taking over typing), or starts one when W has none.
+  --terminal T    with --workspace: attach to W's terminal T (as `corral ws terminals W` lists)
+  --view          with --workspace: watch W's terminal without typing
+  --new           with --workspace: start a new terminal even when W has one
   --connect SOCKET  open the terminal in a `corral serve` daemon (its profile and
                   opt-ins apply; 125 when the daemon goes away; no limit flags)
   -v              debug logging on stderr
@@ -81,11 +87,27 @@ void forward_input(caf::actor terminal, const winch_pipe& winch, int stop_fd) {
   }
 }
 
+// With --workspace and no program, a terminal W keeps is attached to (one named with
+// --terminal, or the latest, or a new one when W has none); --new or a program starts one.
+status choose_terminal(const command_flags& flags, const terminal_request& request, bool fresh, terminal_choice& choice) {
+  bool attach_flags = choice.view || !choice.terminal.empty();
+  if ((attach_flags || fresh) && flags.workspace.empty())
+    return make_failure(failure_kind::invalid_request, "--terminal, --view and --new choose among a workspace's terminals: give --workspace");
+  if (fresh && attach_flags) return make_failure(failure_kind::invalid_request, "--new starts a terminal; --terminal and --view attach to one");
+  if (!request.argv.empty() && attach_flags)
+    return make_failure(failure_kind::invalid_request, "a PROGRAM starts a new terminal; --terminal and --view attach to one");
+  choice.attach = !flags.workspace.empty() && !fresh && request.argv.empty();
+  choice.open_if_none = choice.attach && choice.terminal.empty() && !choice.view;
+  return ok();
+}
+
 } // namespace
 
 int shell_command(const std::vector<std::string>& args) {
   terminal_request request;
   command_flags flags;
+  terminal_choice choice;
+  bool fresh = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (auto limit = parse_limit_flag(args, i, flags.limits); !limit) {
       std::cerr << "corral: " << limit.error().message << "\n" << shell_usage();
@@ -102,7 +124,15 @@ int shell_command(const std::vector<std::string>& args) {
       std::cout << shell_usage() << kGrantsHeading << kGrantUsage;
       return 0;
     }
-    bool value_missing = (is_command_value_flag(a) || a == "--lifetime") && i + 1 >= args.size();
+    if (a == "--view" || a == "--new") {
+      (a == "--view" ? choice.view : fresh) = true;
+      continue;
+    }
+    if (a == "--terminal" && i + 1 < args.size()) {
+      choice.terminal = args[++i];
+      continue;
+    }
+    bool value_missing = (is_command_value_flag(a) || a == "--lifetime" || a == "--terminal") && i + 1 >= args.size();
     if (!value_missing) {
       auto shared = take_command_flag(args, i, flags);
       if (!shared) {
@@ -138,7 +168,11 @@ int shell_command(const std::vector<std::string>& args) {
       std::cerr << "corral: " << s.error().message << "\n";
       return kExitRefused;
     }
-    return shell_via_daemon(request, flags.connect_socket);
+    if (auto s = choose_terminal(flags, request, fresh, choice); !s) {
+      std::cerr << "corral: " << s.error().message << "\n";
+      return kExitRefused;
+    }
+    return shell_via_daemon(request, flags.connect_socket, choice);
   }
 
   auto rt = start_local_runtime(flags);

@@ -12,6 +12,7 @@
 
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/detach_keys.hpp"
 #include "proto/cli/local_tty.hpp"
 #include "config/write_all.hpp"
 #include "proto/daemon/daemon_client.hpp"
@@ -32,6 +33,7 @@ json open_params(const terminal_request& r) {
 
 struct terminal_state {
   std::string session;
+  bool writer = true;
   std::optional<int> exit_status;
   std::string failure_detail;
   std::vector<std::string> refused;  // said after the terminal is restored
@@ -46,6 +48,10 @@ struct terminal_state {
       if (auto line = refused_connection_line(network_event_of(p->value("event", json::object())));
           !line.empty() && refused.size() < kMaxNetworkEvents)
         refused.push_back(std::move(line));
+    } else if (method == "session.writer_lost") {
+      writer = false;
+      std::string note = "\r\n[corral: another client took over typing; this one only watches now (ctrl-p ctrl-q leaves)]\r\n";
+      write_all(STDERR_FILENO, note);
     } else if (method == "session.ended") {
       if (p->value("reason", "") == "failed") {
         failure_detail = p->value("detail", std::string("no detail given"));
@@ -57,6 +63,32 @@ struct terminal_state {
   }
 };
 
+// A terminal a workspace keeps, attached again; when the workspace has none and the
+// choice allows, a new one. Says why not on stderr.
+std::optional<daemon_session> attach_or_open(const terminal_request& r, const std::string& socket_path,
+                                             const terminal_choice& choice, const daemon_client::notification_fn& on_note) {
+  auto client = daemon_client::connect(socket_path);
+  if (!client) {
+    std::cerr << "corral: " << client.error().describe() << "\n";
+    return std::nullopt;
+  }
+  json p{{"workspace", r.workspace}, {"writer", !choice.view}, {"take_over", !choice.view}};
+  if (!choice.terminal.empty()) p["terminal"] = choice.terminal;
+  auto got = client->call("workspace.attach", p, on_note);
+  if (!got && choice.open_if_none && choice.terminal.empty() && got.error().kind == failure_kind::not_found) {
+    // Not found: the workspace has no terminal, or there is no such workspace (then the
+    // open says so).
+    auto kept = client->call("workspace.terminals", {{"workspace", r.workspace}}, on_note);
+    if (!kept || kept->value("terminals", json::array()).empty()) got = client->call("session.open", open_params(r), on_note);
+  }
+  if (!got) {
+    std::cerr << "corral: " << got.error().describe() << "\n";
+    return std::nullopt;
+  }
+  auto id = got->value("session", "");
+  return daemon_session{std::move(*client), std::move(id), std::move(*got)};
+}
+
 // The session runs in the daemon: losing the connection loses the terminal (the daemon
 // cancels a disconnected client's sessions), so it ends corral as a refusal would.
 int daemon_gone(const std::string& socket_path, const failure& why) {
@@ -66,14 +98,34 @@ int daemon_gone(const std::string& socket_path, const failure& why) {
   return kExitRefused;
 }
 
+// ctrl-p ctrl-q: the terminal goes on in its workspace; this client ends, saying how to
+// come back.
+int detached(daemon_client& client, const std::string& session, const std::string& terminal, const std::string& workspace) {
+  auto r = client.call("session.detach", {{"session", session}});
+  restore_tty();
+  if (!r) {
+    std::cerr << "\r\ncorral: session.detach: " << r.error().describe() << "\n";
+    return kExitRefused;
+  }
+  std::cerr << "\r\ncorral: detached; terminal " << terminal << " goes on in workspace " << workspace
+            << " (corral shell --connect SOCKET --workspace " << workspace << " attaches again)\n";
+  return 0;
+}
+
 } // namespace
 
-int shell_via_daemon(const terminal_request& request, const std::string& socket_path) {
+int shell_via_daemon(const terminal_request& request, const std::string& socket_path, const terminal_choice& choice) {
   terminal_state st;
   auto on_note = [&st](const json& m) { st.on_message(m); };
-  auto opened = open_daemon_session(socket_path, open_params(request), on_note);
+  auto opened = choice.attach ? attach_or_open(request, socket_path, choice, on_note)
+                              : open_daemon_session(socket_path, open_params(request), on_note);
   if (!opened) return kExitRefused;
   st.session = opened->id;
+  st.writer = opened->opened.value("writer", true);
+  // A workspace's terminal lives on without this client: ctrl-p ctrl-q leaves it.
+  std::string kept = opened->opened.value("terminal", "");
+  std::string workspace = opened->opened.value("workspace", "");
+  detach_keys keys;
   auto* client = &opened->client;
 
   winch_pipe winch;
@@ -93,6 +145,10 @@ int shell_via_daemon(const terminal_request& request, const std::string& socket_
     return kExitRefused;
   };
   bool stdin_open = true;
+  // Attached again, the terminal may have another size than this window.
+  std::uint16_t rows = 0, cols = 0;
+  if (choice.attach && st.writer && local_size(rows, cols))
+    if (auto end = call("session.resize", {{"session", st.session}, {"rows", rows}, {"cols", cols}})) return *end;
   while (!st.exit_status) {
     pollfd local[2] = {{stdin_open ? STDIN_FILENO : -1, POLLIN, 0}, {winch.fd(), POLLIN, 0}};
     auto got = opened->wait(local, on_note);
@@ -100,8 +156,7 @@ int shell_via_daemon(const terminal_request& request, const std::string& socket_
     if (*got) continue;
     if (local[1].revents) {
       winch.drain();
-      std::uint16_t rows = 0, cols = 0;
-      if (local_size(rows, cols))
+      if (st.writer && local_size(rows, cols))
         if (auto end = call("session.resize", {{"session", st.session}, {"rows", rows}, {"cols", cols}})) return *end;
     }
     if (local[0].revents) {
@@ -116,6 +171,13 @@ int shell_via_daemon(const terminal_request& request, const std::string& socket_
       } else {
         bytes.assign(buf, static_cast<std::size_t>(n));
       }
+      if (!kept.empty()) {
+        bool leave = false;
+        bytes = keys.pass(bytes, leave);
+        if (leave) return detached(*client, st.session, kept, workspace);
+      }
+      if (!st.writer) continue;  // a viewer's keys go nowhere but to the detach sequence
+      if (bytes.empty()) continue;
       if (auto end = call("session.write", session_data_params(st.session, bytes))) return *end;
     }
   }

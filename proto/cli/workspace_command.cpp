@@ -51,6 +51,8 @@ verbs:
                                   --leave-running: what it starts in the background stays
   ps W                            W's processes: pid (as inside W), ppid, state, started, command
   kill W PID [-s SIGNAL]          signal one of them (default TERM; KILL, INT, HUP, 9 ...)
+  terminals W                     W's terminals: id, started, viewers, whether one types, command
+                                  (`corral shell --connect S --workspace W` opens or attaches)
   pause W                         freeze everything in W (nothing new starts until resume)
   resume W                        let it go on
   cp SRC DST                      copy a file in or out: one side is W:PATH (PATH relative
@@ -365,6 +367,7 @@ int workspace_command(const std::vector<std::string>& args) {
   if (verb == "resume") return resume_verb(a);
   if (verb == "ps") return ps_verb(a);
   if (verb == "kill") return kill_verb(a);
+  if (verb == "terminals") return terminals_verb(a);
   return usage_error("unknown verb '" + verb + "'");
 }
 

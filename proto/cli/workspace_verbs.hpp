@@ -59,5 +59,6 @@ int pause_verb(const ws_args& a);
 int resume_verb(const ws_args& a);
 int ps_verb(const ws_args& a);
 int kill_verb(const ws_args& a);
+int terminals_verb(const ws_args& a);
 
 } // namespace corral::cli
