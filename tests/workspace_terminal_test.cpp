@@ -310,3 +310,25 @@ TEST_CASE("in the library a workspace's terminal is found again and attached by 
     CHECK(ended);
   }
 }
+
+TEST_CASE("a workspace ended while its new terminal is still starting ends the terminal too",
+          "[workspace][terminal][landlock]") {
+  REQUIRE_LANDLOCK();
+  // The terminal's share of the budget is still being acquired (the holder arms at the
+  // first step) when the end comes: its lease once looped on itself here, forever.
+  test_runtime t(workspace_profile(), false);
+  for (int round = 0; round < 3; ++round) {
+    auto w = t.rt->create_workspace({});
+    REQUIRE(w);
+    terminal_request r;
+    r.workspace = w->record.id;
+    auto opened = t.rt->open_terminal(r);
+    REQUIRE(opened);
+    caf::scoped_actor watcher{t.rt->system()};
+    watcher->monitor(opened->actor);
+    REQUIRE(t.rt->end_workspace(w->record.id));
+    bool gone = false;
+    watcher->receive([&](caf::down_msg&) { gone = true; }, caf::after(10s) >> [] {});
+    CHECK(gone);
+  }
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <memory>
+#include <type_traits>
 
 #include <caf/all.hpp>
 
@@ -20,6 +21,11 @@ namespace {
 constexpr std::chrono::milliseconds kHelperMargin{2000};
 
 struct share_state {
+  // Declared so the state is no aggregate: C++20 would construct an aggregate from CAF's
+  // self pointer (stateful_actor prefers State(self) when it compiles), and `budget`, an
+  // actor handle, would then start as this lease itself; a finish before the acquire
+  // answered sent report requests to itself forever.
+  share_state() = default;
   caf::actor budget;
   lease_report baseline;
   lease_grant grant;
@@ -30,6 +36,7 @@ struct share_state {
 };
 
 using self_ptr = caf::stateful_actor<share_state>*;
+static_assert(!std::is_constructible_v<share_state, self_ptr>, "the state must start empty, not from its actor");
 
 // What the step's verdict takes from the shared cgroup: the counts' growth while it ran.
 lease_report share_of(const lease_report& before, const lease_report& now) {
