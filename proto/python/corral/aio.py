@@ -26,8 +26,8 @@ import itertools
 import json
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, Json, chunk_bytes, exec_params,
-                       lost_session_end, result_of, session_params, write_params)
+from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, Json, attach_params, chunk_bytes,
+                       exec_params, lost_session_end, result_of, session_params, write_params)
 from .workspace import AsyncWorkspace
 
 Callback = Optional[Callable[[Any], Union[None, Awaitable[None]]]]
@@ -59,7 +59,8 @@ class _Call:
 
 class AsyncSession:
     """An open session (stdio or terminal): output as bytes through iteration or
-    on_output, wait() for the session.ended params."""
+    on_output, wait() for the session.ended params. A workspace's terminal: `terminal`,
+    `writer` and detach() as in corral.client.Session."""
 
     def __init__(self, client: "AsyncClient", kind: str, on_output: Callback = None, on_ended: Callback = None,
                  on_stderr: Callback = None, on_network: Callback = None) -> None:
@@ -74,6 +75,10 @@ class AsyncSession:
         self.network: list = []
         self.refused: list = []
         self.ended: Optional[Json] = None
+        self.terminal: Optional[str] = None
+        self.workspace: Optional[str] = None
+        self.writer = True
+        self.detached = False
         self._done = asyncio.Event()
         self._queue: asyncio.Queue = asyncio.Queue()
 
@@ -88,9 +93,19 @@ class AsyncSession:
         """Stdio: EOF on stdin, then the child's grace; terminal: cancelled."""
         return await self._client.call("session.close", {"session": self.id})
 
-    async def wait(self, timeout: Optional[float] = None) -> Json:
+    async def detach(self) -> Json:
+        """A workspace's terminal only: it goes on without this client; iteration ends and
+        wait() returns None."""
+        reply = await self._client.call("session.detach", {"session": self.id})
+        self._client._sessions.pop(self.id, None)
+        self.detached = True
+        self._queue.put_nowait(None)
+        self._done.set()
+        return reply
+
+    async def wait(self, timeout: Optional[float] = None) -> Optional[Json]:
         await asyncio.wait_for(self._done.wait(), timeout)
-        assert self.ended is not None
+        assert self.ended is not None or self.detached
         return self.ended
 
     async def read(self, timeout: Optional[float] = None) -> Optional[bytes]:
@@ -120,6 +135,12 @@ class AsyncSession:
             await _call_back(self.on_stderr, data)
         else:
             self.stderr += data
+
+    def _opened(self, result: Json) -> None:
+        self.id = result.get("session")
+        self.terminal = result.get("terminal")
+        self.workspace = result.get("workspace")
+        self.writer = result.get("writer", True)
 
     async def _end(self, params: Json) -> None:
         self.ended = params
@@ -224,11 +245,23 @@ class AsyncClient:
         """Opens a session and returns it. kind: "stdio" or "terminal"; keyword arguments
         pass through as session.open params (env, tier, framing, rows, cols, echo,
         idle_timeout, lifetime, memory, pids, cpu, network_allow)."""
+        return await self._open_session("session.open", session_params(argv, kind, on_stderr is not None, params),
+                                        AsyncSession(self, kind, on_output, on_ended, on_stderr, on_network), timeout)
+
+    async def attach_terminal(self, workspace: str, terminal: Optional[str] = None, writer: bool = True,
+                              take_over: bool = False, on_output: Callback = None, on_ended: Callback = None,
+                              timeout: Optional[float] = None) -> AsyncSession:
+        """Client.attach_terminal, awaited."""
+        return await self._open_session("workspace.attach", attach_params(workspace, terminal, writer, take_over),
+                                        AsyncSession(self, "terminal", on_output, on_ended), timeout)
+
+    async def _open_session(self, method: str, params: Json, session: AsyncSession,
+                            timeout: Optional[float]) -> AsyncSession:
         call = _Call()
-        call.session = AsyncSession(self, kind, on_output, on_ended, on_stderr, on_network)
-        await self._send("session.open", session_params(argv, kind, on_stderr is not None, params), call)
+        call.session = session
+        await self._send(method, params, call)
         result_of(await asyncio.wait_for(asyncio.shield(call.reply), timeout))
-        return call.session
+        return session
 
     async def create_workspace(self, name: Optional[str] = None, keep: bool = False, **options: Any) -> AsyncWorkspace:
         """Client.create_workspace, awaited (see corral.workspace)."""
@@ -322,6 +355,8 @@ class AsyncClient:
                 await _call_back(session.on_network, params.get("event"))
             elif method == "session.refused":
                 session.refused.append(params)
+            elif method == "session.writer_lost":
+                session.writer = False
             elif method == "session.ended":
                 await session._end(params)
             return
@@ -355,6 +390,6 @@ class AsyncClient:
             return
         if call.session is not None and "result" in msg:
             # Registered before any of its notifications is read (they follow the reply).
-            call.session.id = msg["result"].get("session")
+            call.session._opened(msg["result"])
             self._sessions[call.session.id] = call.session
         self._finish(call, msg)

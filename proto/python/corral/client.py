@@ -27,7 +27,7 @@ import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, CorralError, Json,  # noqa: F401
-                       chunk_bytes, exec_params, lost_session_end, result_of, session_params,
+                       attach_params, chunk_bytes, exec_params, lost_session_end, result_of, session_params,
                        write_params)
 from .protocol import *  # noqa: F401,F403  (the error codes, for `from corral.client import *`)
 from .workspace import Workspace
@@ -56,7 +56,10 @@ class Session:
     forward_stderr sends the child's stderr as it comes: to on_stderr(bytes) when given,
     else appended to `stderr`. In allowlist network mode each connection through the
     session's egress proxy, as it ends, goes to on_network(event dict) when given and is
-    appended to `network`; messages the session refused to frame are kept in `refused`."""
+    appended to `network`; messages the session refused to frame are kept in `refused`.
+    A terminal in a workspace belongs to the workspace: `terminal` is its id there,
+    `writer` whether this client may type (False after another took over), and detach()
+    leaves it running."""
 
     def __init__(self, client: "Client", kind: str, on_output: BytesCallback = None, on_ended: EventCallback = None,
                  on_stderr: BytesCallback = None, on_network: EventCallback = None) -> None:
@@ -71,6 +74,10 @@ class Session:
         self.network = []
         self.refused = []
         self.ended = None
+        self.terminal = None   # a workspace's terminal: its id there
+        self.workspace = None
+        self.writer = True
+        self.detached = False
         self._done = threading.Event()
         self._queue = queue.Queue()
 
@@ -84,6 +91,16 @@ class Session:
     def close(self) -> Json:
         """Stdio: EOF on stdin, then the child's grace; terminal: cancelled."""
         return self._client.call("session.close", {"session": self.id})
+
+    def detach(self) -> Json:
+        """A workspace's terminal only: stop hearing it; it goes on in the workspace
+        (Workspace.attach finds it again). Iteration ends; wait() returns None."""
+        reply = self._client.call("session.detach", {"session": self.id})
+        self._client._forget_session(self.id)
+        self.detached = True
+        self._queue.put(None)
+        self._done.set()
+        return reply
 
     def wait(self, timeout: Optional[float] = None) -> Json:
         if not self._done.wait(timeout):
@@ -123,6 +140,12 @@ class Session:
         self.network.append(event)
         if self.on_network:
             self.on_network(event)
+
+    def _opened(self, result):
+        self.id = result.get("session")
+        self.terminal = result.get("terminal")
+        self.workspace = result.get("workspace")
+        self.writer = result.get("writer", True)
 
     def _end(self, params):
         self.ended = params
@@ -218,11 +241,28 @@ class Client:
         echo, idle_timeout, lifetime, memory, pids, cpu, forward_stderr, network_allow);
         on_stderr implies forward_stderr=True."""
         params = session_params(argv, kind, on_stderr is not None, params)
+        return self._open_session("session.open", params, Session(self, kind, on_output, on_ended, on_stderr, on_network),
+                                  timeout)
+
+    def attach_terminal(self, workspace: str, terminal: Optional[str] = None, writer: bool = True,
+                        take_over: bool = False, on_output: BytesCallback = None, on_ended: EventCallback = None,
+                        timeout: Optional[float] = None) -> Session:
+        """Attaches to a terminal a workspace keeps (the latest when none is named): its
+        scrollback comes first as output, then the terminal live. writer=False watches
+        only; a writer attached elsewhere refuses another unless take_over."""
+        return self._open_session("workspace.attach", attach_params(workspace, terminal, writer, take_over),
+                                  Session(self, "terminal", on_output, on_ended), timeout)
+
+    def _open_session(self, method: str, params: Json, session: Session, timeout: Optional[float]) -> Session:
         call = _Call()
-        call.session = Session(self, kind, on_output, on_ended, on_stderr, on_network)
-        self._send("session.open", params, call)
+        call.session = session
+        self._send(method, params, call)
         self._wait(call, timeout)
-        return call.session
+        return session
+
+    def _forget_session(self, session_id):
+        with self._lock:
+            self._sessions.pop(session_id, None)
 
     def create_workspace(self, name: Optional[str] = None, keep: bool = False, **options: Any) -> Workspace:
         """Makes a workspace (see corral.workspace). Options narrow the daemon's settings:
@@ -333,6 +373,8 @@ class Client:
                 session._network(params.get("event"))
             elif method == "session.refused":
                 session.refused.append(params)
+            elif method == "session.writer_lost":
+                session.writer = False
             elif method == "session.ended":
                 session._end(params)
             return
@@ -362,7 +404,7 @@ class Client:
         if call is not None:
             if call.session is not None and "result" in msg:
                 # Registered before any of its notifications is read (they follow the reply).
-                call.session.id = msg["result"].get("session")
+                call.session._opened(msg["result"])
                 with self._lock:
                     self._sessions[call.session.id] = call.session
             call.reply = msg

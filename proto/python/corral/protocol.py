@@ -22,7 +22,7 @@ CONFLICT = -32011
 
 # Notifications addressed to a session (by its id) rather than to a call.
 SESSION_NOTIFICATIONS = ("session.output", "session.stderr", "session.ended", "session.refused",
-                         "session.network")
+                         "session.network", "session.writer_lost")
 
 Json = Dict[str, Any]
 
@@ -104,3 +104,11 @@ def result_of(reply: Json) -> Any:
 def lost_session_end(session_id: Optional[str]) -> Json:
     return {"session": session_id, "reason": "connection_lost", "exit_code": None, "signal": None,
             "stderr_tail": ""}
+
+
+def attach_params(workspace: str, terminal: Optional[str], writer: bool, take_over: bool) -> Json:
+    """workspace.attach's params: the latest terminal when none is named."""
+    params: Json = {"workspace": workspace, "writer": writer, "take_over": take_over}
+    if terminal is not None:
+        params["terminal"] = terminal
+    return params

@@ -137,6 +137,23 @@ class Workspace:
         self.info = self._call("workspace.resume")
         return self.info
 
+    # -- terminals ------------------------------------------------------------------------
+    def terminal(self, argv: Optional[Sequence[str]] = None, **kwargs: Any) -> Any:
+        """Opens a terminal in it (default /bin/sh): a Session that belongs to the workspace,
+        so it outlives this connection; detach() leaves it running. Keyword arguments as
+        Client.open_session's (rows, cols, echo, env, on_output...)."""
+        return self._client.open_session(argv, kind="terminal", workspace=self.id, **kwargs)
+
+    def terminals(self) -> List[Json]:
+        """The terminals it keeps: terminal (id), argv, started_at, viewers, writer."""
+        return self._call("workspace.terminals")["terminals"]
+
+    def attach(self, terminal: Optional[str] = None, writer: bool = True, take_over: bool = False,
+               **kwargs: Any) -> Any:
+        """Attaches to one of its terminals (the latest when none is named): scrollback
+        first, then live. See Client.attach_terminal."""
+        return self._client.attach_terminal(self.id, terminal, writer, take_over, **kwargs)
+
     # -- life -----------------------------------------------------------------------------
     def inspect(self) -> Json:
         self.info = self._call("workspace.inspect")
@@ -221,6 +238,16 @@ class AsyncWorkspace:
     async def resume(self) -> Json:
         self.info = await self._call("workspace.resume")
         return self.info
+
+    async def terminal(self, argv: Optional[Sequence[str]] = None, **kwargs: Any) -> Any:
+        return await self._client.open_session(argv, kind="terminal", workspace=self.id, **kwargs)
+
+    async def terminals(self) -> List[Json]:
+        return (await self._call("workspace.terminals"))["terminals"]
+
+    async def attach(self, terminal: Optional[str] = None, writer: bool = True, take_over: bool = False,
+                     **kwargs: Any) -> Any:
+        return await self._client.attach_terminal(self.id, terminal, writer, take_over, **kwargs)
 
     async def inspect(self) -> Json:
         self.info = await self._call("workspace.inspect")

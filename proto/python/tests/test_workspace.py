@@ -8,7 +8,7 @@ import unittest
 
 from daemon_fixture import PROBLEM, Daemon  # noqa: E402
 
-from corral import NOT_FOUND, Client, CorralError  # noqa: E402
+from corral import CONFLICT, NOT_FOUND, Client, CorralError  # noqa: E402
 from corral.workspace import PIECE  # noqa: E402
 
 
@@ -172,8 +172,40 @@ class WorkspaceTest(unittest.TestCase):
             self.assertEqual(e.exception.code, NOT_FOUND)
 
 
-if __name__ == "__main__":
-    unittest.main()
+    def test_a_terminal_outlives_its_connection_and_is_attached_again_with_its_scrollback(self):
+        with Client(self.sock) as c, c.create_workspace(name="py-term") as ws:
+            with Client(self.sock) as first:
+                t = first.workspace("py-term").terminal(["sh"], echo=False)
+                self.assertTrue(t.terminal.startswith("t"), t.terminal)
+                self.assertEqual(t.workspace, ws.id)
+                t.write("echo first-$((6*7)) pid-$$\n")
+                seen = b""
+                while b"first-42" not in seen:
+                    seen += t.read(timeout=10)
+                pid = seen.split(b"pid-")[1].split()[0]
+                t.detach()
+                self.assertIsNone(t.wait(timeout=1))
+            # That connection is gone; the terminal is not.
+            [kept] = ws.terminals()
+            self.assertEqual((kept["terminal"], kept["argv"]), (t.terminal, ["sh"]))
+            again = ws.attach()
+            self.assertTrue(again.writer)
+            watching = Client(self.sock)  # one attach to a terminal per connection
+            self.addCleanup(watching.close)
+            watcher = watching.workspace("py-term").attach(t.terminal, writer=False)
+            self.assertFalse(watcher.writer)
+            again.write("echo again-$$\n")
+            for s in (again, watcher):
+                seen = b""
+                while b"again-" + pid not in seen:
+                    seen += s.read(timeout=10)
+                self.assertIn(b"first-42", seen)  # the scrollback came first
+            with self.assertRaises(CorralError) as e:
+                watcher.write("echo typed\n")
+            self.assertEqual(e.exception.code, CONFLICT)
+            again.close()  # ends the terminal, for every viewer
+            self.assertEqual(watcher.wait(timeout=10)["reason"], "cancelled")
+            self.assertEqual(ws.terminals(), [])
 
 
 @unittest.skipIf(PROBLEM, PROBLEM or "")
@@ -202,3 +234,26 @@ class AsyncWorkspaceTest(unittest.IsolatedAsyncioTestCase):
         with self.assertRaises(CorralError) as e:
             await c.workspace("py-async")
         self.assertEqual(e.exception.code, NOT_FOUND)
+
+    async def test_the_async_client_detaches_and_takes_over_a_terminal(self):
+        from corral import AsyncClient
+        c = await AsyncClient.connect(self.daemon.sock)
+        self.addAsyncCleanup(c.close)
+        async with await c.create_workspace(name="py-async-term") as ws:
+            t = await ws.terminal(["sh"], echo=False)
+            c2 = await AsyncClient.connect(self.daemon.sock)
+            self.addAsyncCleanup(c2.close)
+            other = await (await c2.workspace("py-async-term")).attach(t.terminal, take_over=True)
+            self.assertTrue(other.writer)
+            await other.write("echo taken-$((3*3))\n")
+            seen = b""
+            while b"taken-9" not in seen:
+                seen += await t.read(timeout=10)
+            self.assertFalse(t.writer)  # session.writer_lost came before that output
+            await t.detach()
+            self.assertIsNone(await t.wait(timeout=1))
+            self.assertEqual([k["viewers"] for k in await ws.terminals()], [1])
+
+
+if __name__ == "__main__":
+    unittest.main()
