@@ -52,6 +52,10 @@ struct exec_request {
   // with `&`) lives on in the workspace after it exits, listed by `ps` and ended by `kill`
   // or the workspace's end. Default: ended with the execution.
   bool leave_running = false;
+  // Where the program starts, as the boundary sees it: an absolute path, or one relative to
+  // its working directory (/work, the workspace's files, or the profile's --cwd). Empty: that
+  // working directory. It grants nothing: a directory the boundary hides cannot be entered.
+  std::string cwd;
   // Who asked (the daemon: the connection), for fair queuing: when every slot is taken,
   // clients' executions take turns round robin. 0: the embedding program; not serialized.
   std::uint64_t client = 0;

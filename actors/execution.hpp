@@ -50,6 +50,7 @@ struct execution_plan {
   std::optional<std::string> stdin_data;
   // The working directory (the jail's /work), host path.
   std::string work_dir;
+  std::string cwd;  // exec_request::cwd: where its steps start, inside the boundary
   // Its owner when it is a scratch dir the planner made: removed on the way out (the
   // execution's end, a session's end, or the queue's drain at stop). Null when the
   // execution borrows a workspace's files, which outlive it.

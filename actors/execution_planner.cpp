@@ -83,6 +83,8 @@ status validate_request(const exec_request& r) {
   }
   if (r.timeout && r.timeout->count() <= 0)
     return make_failure(failure_kind::invalid_request, "the timeout must be positive");
+  if (auto s = check_text("cwd", r.cwd); !s) return s;
+  if (r.cwd.size() > 4096) return make_failure(failure_kind::invalid_request, "cwd is longer than 4096 bytes");
   return ok();
 }
 
@@ -132,6 +134,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   plan.stdin_data = r.stdin_data;
   plan.live_output = r.live_output;
   plan.caller_path = ctx.caller_path;
+  plan.cwd = r.cwd;
   plan.network = prof.network;
   plan.egress = std::move(*egress);
 

@@ -390,6 +390,13 @@ TEST_CASE("corral workspace creates, runs in, copies both ways, lists, diffs and
   CHECK(ran.out == "out\n");
   CHECK(ran.err.find("err\n") != std::string::npos);
   CHECK(ws({"exec", "cli-ws", "--", "cat", "/work/made.txt"}).out == "made\n");
+  // --cwd travels with the request: relative to /work; one that cannot be entered is 125.
+  REQUIRE(ws({"exec", "cli-ws", "--", "mkdir", "-p", "sub/dir"}).exit_status == 0);
+  CHECK(ws({"exec", "cli-ws", "--cwd", "sub/dir", "--", "pwd"}).out == "/work/sub/dir\n");
+  auto lost = ws({"exec", "cli-ws", "--cwd", "/no/such/dir", "--", "pwd"});
+  CHECK(lost.exit_status == 125);
+  CHECK_THAT(lost.err, Catch::Contains("cannot enter /no/such/dir"));
+  REQUIRE(ws({"exec", "cli-ws", "--", "rm", "-r", "sub"}).exit_status == 0);
 
   // cp in and out, larger than one call carries (4 MiB), bytes of every value.
   temp_dir local{"corral-cli-ws-"};

@@ -393,6 +393,14 @@ TEST_CASE("podman runs the container tier: read-only, nobody, no network", "[con
   CHECK(r.out.data == "hello\n65534\n/work\nrefused\n0\nyes\n");
   CHECK(read_text(f.out + "/written") == "ok\n");
   f.check_nothing_left(r);
+  // The request's cwd, absolute or relative to /work, is the container's working directory.
+  auto where = shell("");
+  where.language = "argv";
+  where.argv = {"pwd"};
+  where.cwd = "/out";
+  CHECK(f.run(where).out.data == "/out\n");
+  where.cwd = ".";
+  CHECK(f.run(where).out.data == "/work\n");
 }
 
 TEST_CASE("a timed-out podman execution leaves no container behind", "[container][podman][timeout]") {

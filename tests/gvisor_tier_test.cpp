@@ -144,6 +144,10 @@ TEST_CASE("the gvisor tier runs programs under gVisor's kernel, not the host's",
   // The sandbox's kernel answers uname: whatever gVisor claims, it is not this host's.
   CHECK(r.out.data.find(host.release) == std::string::npos);
   f.check_nothing_left(r);
+  // The request's cwd is the sandbox process's.
+  auto where = shell("pwd");
+  where.cwd = "/src";
+  CHECK(f.run(where).out.data == "/src\n");
 }
 
 TEST_CASE("the gvisor sandbox sees only the grants and writes only the output roots", "[gvisor][escape]") {

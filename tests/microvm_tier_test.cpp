@@ -104,6 +104,17 @@ TEST_CASE("microvm executions through the runtime, with the stand-in VMM", "[mic
     CHECK(r->tier == "microvm");
     CHECK(r->isolation.find("microvm") != std::string::npos);
   }
+  SECTION("the request's cwd, relative to the guest's /work, is where the program starts") {
+    auto req = shell("pwd");
+    req.cwd = ".";
+    auto r = t.run(req);
+    REQUIRE(r);
+    CHECK_THAT(r->out.data, Catch::EndsWith("/work\n"));  // the stand-in maps /work to a host dir
+    req.cwd = "missing";
+    auto lost = t.run(req);
+    INFO((lost ? lost->err.data : lost.error().message));
+    CHECK((!lost || lost->exit_code != 0));
+  }
   SECTION("stdin reaches the program and a signal is reported as one") {
     auto req = shell("cat; kill -KILL $$");
     req.stdin_data = std::string("through the channel\n");

@@ -71,6 +71,10 @@ TEST_CASE("workspace methods over the daemon: create, exec in it, files, changes
   CHECK(first["workspace"] == id);
   auto second = result_of(c, 3, "exec", {{"argv", {"cat", "/work/a.txt"}}, {"workspace", id}});
   CHECK(second["stdout"] == "one\n");
+  // cwd: where it starts, relative to /work (or absolute inside).
+  auto there = result_of(c, 30, "exec", {{"argv", {"sh", "-c", "pwd; cat a.txt"}}, {"workspace", id}, {"cwd", "."}});
+  CHECK(there["stdout"] == "/work\none\n");
+  CHECK(error_code(ask(c, 31, "exec", {{"argv", {"pwd"}}, {"workspace", id}, {"cwd", 5}})) == rpc::kInvalidParams);
 
   // Bytes that are not UTF-8 go in and come out as base64, whole.
   std::string bytes("\xff\x00\x80zz", 5);

@@ -450,3 +450,41 @@ TEST_CASE("an execution's change scans remember digests beside the files, out of
   CHECK(ran->out.data.find("hashcache") == std::string::npos);
   CHECK(ran->out.data.find("corral-hashcache") == std::string::npos);
 }
+
+TEST_CASE("an execution starts where its cwd says, inside the boundary only", "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(workspace_profile(), false);
+  auto w = t.rt->create_workspace({});
+  REQUIRE(w);
+  const auto& id = w->record.id;
+  REQUIRE(t.rt->exec(in_workspace(id, "mkdir -p /work/src/app && echo here > /work/src/app/f"))->exit_code == 0);
+
+  // Relative to the workspace's /work, or absolute in the jail's view; the holder's steps too.
+  auto r = in_workspace(id, "pwd; cat f");
+  r.cwd = "src/app";
+  auto relative = t.rt->exec(r);
+  REQUIRE(relative);
+  CHECK(relative->out.data == "/work/src/app\nhere\n");
+  r = in_workspace(id, "pwd");
+  r.cwd = "/tmp";
+  CHECK(t.rt->exec(r)->out.data == "/tmp\n");
+
+  // Outside a workspace too.
+  auto alone = shell("pwd");
+  alone.cwd = "/usr/bin";
+  CHECK(t.rt->exec(alone)->out.data == "/usr/bin\n");
+
+  // A directory the boundary does not show cannot be entered: the attempt is made and fails,
+  // and the program never runs.
+  for (const char* hidden : {"/root", "/work/missing", "../../root"}) {
+    auto probe = in_workspace(id, "echo ran-anyway");
+    probe.cwd = hidden;
+    auto refused = t.rt->exec(probe);
+    INFO(hidden);
+    REQUIRE(!refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("cannot enter"));
+  }
+  auto nul = shell("pwd");
+  nul.cwd = std::string("/tmp\0x", 6);
+  CHECK(!t.rt->exec(nul));
+}

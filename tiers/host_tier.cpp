@@ -19,7 +19,7 @@ expected<launch_plan> host_tier::plan(const launch_request& request, const lease
   plan.spec.program = *program;
   plan.spec.argv = request.argv;
   plan.spec.envp = to_envp(request.env);
-  plan.spec.cwd = request.scratch_dir;
+  plan.spec.cwd = start_dir(request, request.scratch_dir);
   plan.spec.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   plan.spec.controlling_tty = request.controlling_tty;
   // Said, not silently dropped: the caller asked for these and the host tier cannot hold them.

@@ -5,6 +5,12 @@
 
 namespace corral {
 
+std::string start_dir(const launch_request& request, const std::string& working_dir) {
+  if (request.cwd.empty()) return working_dir;
+  if (request.cwd.front() == '/') return request.cwd;
+  return working_dir + "/" + request.cwd;
+}
+
 expected<std::string> resolve_program(const std::string& name, const std::string& search_path) {
   if (name.empty()) return make_failure(failure_kind::invalid_request, "the program name is empty");
   if (name.find('/') != std::string::npos) return name;

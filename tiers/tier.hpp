@@ -53,7 +53,14 @@ struct launch_request {
   // In a workspace with a holder (lease_grant::enter): the step's background processes stay
   // in the workspace when it exits, instead of ending with it.
   bool leave_running = false;
+  // Where to start instead of the working directory: absolute inside the boundary, or
+  // relative to its working directory (start_dir).
+  std::string cwd;
 };
+
+// The directory a step starts in: `working_dir` (the boundary's, as it sees it), or the
+// request's cwd (absolute, or relative to `working_dir`).
+std::string start_dir(const launch_request& request, const std::string& working_dir);
 
 // What the lease granted: where the child must place itself before exec.
 struct lease_grant {

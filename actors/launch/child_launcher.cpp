@@ -46,6 +46,7 @@ launch_request launch_request_for(const execution_plan& plan, const exec_step& s
   request.caller_path = plan.caller_path;
   request.controlling_tty = controlling_tty;
   request.start_in_scratch = step.in_scratch;
+  request.cwd = plan.cwd;
   request.leave_running = plan.leave_running;
   return request;
 }

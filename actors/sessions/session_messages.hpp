@@ -86,6 +86,7 @@ struct session_request {
   // exec_request::workspace); `principal` must be its owner's.
   std::string workspace;
   std::string principal = "lib";
+  std::string cwd;  // where the child starts (exec_request::cwd)
 };
 
 // A pty child. It outlives the call that opened it; it ends when the child exits, on
@@ -109,6 +110,7 @@ struct terminal_request {
   // exec_request::workspace); `principal` must be its owner's.
   std::string workspace;
   std::string principal = "lib";
+  std::string cwd;  // where the child starts (exec_request::cwd)
 };
 
 // The runtime's answer to opening a session: its actor, or why there is none.

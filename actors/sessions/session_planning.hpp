@@ -40,6 +40,7 @@ expected<execution_plan> plan_session_child(const Request& request, std::vector<
   r.cpu_cores = request.cpu_cores;
   r.network_allow = request.network_allow;
   r.workspace = request.workspace;
+  r.cwd = request.cwd;
   return plan_execution(r, at.id, at.ctx);
 }
 

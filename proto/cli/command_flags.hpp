@@ -47,7 +47,11 @@ bool is_command_value_flag(const std::string& flag);
 template <class Request>
 status carry_to_daemon(const command_flags& f, Request& request) {
   if (auto s = connect_excludes_local_options(f.config_path, f.allow_host); !s) return s;
-  if (auto s = connect_excludes_grants(f.grants); !s) return s;
+  // --cwd only says where the program starts: the request carries it (the daemon's view applies).
+  auto grants = f.grants;
+  request.cwd = std::move(grants.working_dir);
+  grants.working_dir.clear();
+  if (auto s = connect_excludes_grants(grants); !s) return s;
   request.env.insert(f.grants.env.begin(), f.grants.env.end());  // a request may set variables
   request.network_allow = allow_net_request(f.allow_net);         // narrows the daemon's list
   request.workspace = f.workspace;

@@ -50,6 +50,7 @@ nlohmann::json session_open_params(const char* kind, const Request& r) {
   if (r.pids_limit) p["pids"] = *r.pids_limit;
   if (r.cpu_cores) p["cpu"] = *r.cpu_cores;
   if (!r.workspace.empty()) p["workspace"] = r.workspace;
+  if (!r.cwd.empty()) p["cwd"] = r.cwd;
   return p;
 }
 

@@ -32,6 +32,8 @@ int failure_status(const failure& f) {
   if (f.kind != failure_kind::spawn_failed) return kExitRefused;
   // The helper's exec failure ends "(errno N)"; the PATH search says "not found".
   auto has = [&](const char* s) { return f.message.find(s) != std::string::npos; };
+  // Its working directory could not be entered: the program was never looked for.
+  if (f.message.rfind("chdir:", 0) == 0) return kExitRefused;
   if (has("(errno 13)") || has("(errno 8)")) return kExitNotExecutable;
   if (has("not found") || has("(errno 2)")) return kExitNotFound;
   return kExitRefused;

@@ -5,7 +5,7 @@
 namespace corral::cli {
 
 const char* const kGrantsHeading =
-    "\ngrants (added to the profile for this invocation; with --connect only --env applies):\n";
+    "\ngrants (added to the profile for this invocation; with --connect only --env and --cwd apply):\n";
 
 const char* const kGrantUsage = R"(  --ro HOST[:INSIDE]  grant a file or directory read-only (repeatable; INSIDE defaults to
                       HOST's absolute path). A .git inside stays read-only, the config
@@ -13,7 +13,8 @@ const char* const kGrantUsage = R"(  --ro HOST[:INSIDE]  grant a file or directo
   --rw HOST[:INSIDE]  grant a file or directory writable (repeatable)
   --here, --here=ro   grant this directory writable (read-only) at the same path inside,
                       and start the program there
-  --cwd INSIDE        start the program in INSIDE (default: the scratch dir /work)
+  --cwd INSIDE        start the program in INSIDE (default: the scratch dir /work); with
+                      --connect, relative to the daemon's working dir (a workspace: /work)
   --env KEY=VALUE     set a variable (repeatable); --env KEY copies this shell's value.
                       Nothing else of this shell's environment passes
   --net none|host     the network: none (default) or the host's
@@ -58,7 +59,7 @@ expected<bool> take_grant_flag(const std::vector<std::string>& args, std::size_t
 
 status connect_excludes_grants(const boundary_grants& g) {
   if (!g.shapes_boundary()) return ok();
-  return bad("--ro, --rw, --here, --net and --cwd have no effect with --connect: the daemon's own profile "
+  return bad("--ro, --rw, --here and --net have no effect with --connect: the daemon's own profile "
              "applies (give its roots to `corral serve` through its corral.toml instead)");
 }
 

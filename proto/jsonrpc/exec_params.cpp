@@ -73,6 +73,7 @@ expected<exec_params> exec_params_from_json(const json& params) {
     else if (key == "workspace") read = read_into(workspace_param(v, key), r.workspace);
     else if (key == "changes") read = read_into(bool_param(v, key), r.changes);
     else if (key == "leave_running") read = read_into(bool_param(v, key), r.leave_running);
+    else if (key == "cwd") read = read_into(string_param(v, key), r.cwd);
     else return make_failure(failure_kind::invalid_request, "unknown parameter \"" + key + "\" for exec");
     if (!read) return read.error();
   }
@@ -101,6 +102,7 @@ json exec_params_to_json(const exec_request& r, bool stream) {
   if (!r.workspace.empty()) j["workspace"] = r.workspace;
   if (r.changes) j["changes"] = true;
   if (r.leave_running) j["leave_running"] = true;
+  if (!r.cwd.empty()) j["cwd"] = r.cwd;
   return j;
 }
 

@@ -24,6 +24,7 @@ expected<bool> common_param(Request& r, const std::string& key, const json& v) {
   else if (key == "network_allow") read = read_into(string_array_param(v, key), r.network_allow);
   // Runs in the caller's workspace, its files at /work (exec's `workspace`).
   else if (key == "workspace") read = read_into(workspace_param(v, key), r.workspace);
+  else if (key == "cwd") read = read_into(string_param(v, key), r.cwd);
   else return false;
   if (!read) return read.error();
   return true;

@@ -192,7 +192,7 @@ expected<launch_plan> container_tier::plan(const launch_request& request, const 
   for (auto& f : boundary_flags()) s.argv.push_back(f);
   // -i: the program's stdin is the helper's (a pipe or /dev/null), as on every tier.
   for (auto& a : {"--name=" + name, std::string("--interactive"), std::string("--log-driver=none"), "--env-file=" + env_file,
-                  "--volume=" + request.scratch_dir + ":" + kWorkDir + ":rw", std::string("--workdir=") + kWorkDir})
+                  "--volume=" + request.scratch_dir + ":" + kWorkDir + ":rw", "--workdir=" + start_dir(request, kWorkDir)})
     s.argv.push_back(a);
   for (auto& r : source_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":ro");
   for (auto& r : output_roots_) s.argv.push_back("--volume=" + r.host_path + ":" + r.virtual_path + ":rw");

@@ -111,7 +111,7 @@ expected<launch_plan> gvisor_tier::plan(const launch_request& request, const lea
   b.process.args = request.argv;
   b.process.args.front() = inside;  // OCI has no separate program: args[0] is what runs
   b.process.env = to_envp(request.env);
-  b.process.cwd = kWorkDir;
+  b.process.cwd = start_dir(request, kWorkDir);
   b.process.uid = kNobody;
   b.process.gid = kNobody;
   b.network_namespace = network_ != network_mode::host;  // allowlist: refused by the planner

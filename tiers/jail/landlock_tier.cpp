@@ -95,7 +95,7 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.program = inside;
   s.argv = request.argv;
   s.envp = to_envp(with_proxy_env(with_jail_defaults(request.env, search_path)));
-  s.cwd = working_dir_.empty() || request.start_in_scratch ? kWorkDir : working_dir_;
+  s.cwd = start_dir(request, working_dir_.empty() || request.start_in_scratch ? kWorkDir : working_dir_);
   s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   s.controlling_tty = request.controlling_tty;
   s.share_network = network_ == network_mode::host;

@@ -408,7 +408,9 @@ int main(int argc, char** argv) {
   }
   guest_trees trees(*request, prefix, in_guest);
   if (auto r = trees.set_up(); !r) fatal(r.error().message);
-  if (!trees.is_tree(request->cwd)) {
+  // The working directory /work is made when no tree brings it (the boot probe); a cwd the
+  // request names is entered as it is, or not at all, as on every other tier.
+  if (request->cwd == "/work" && !trees.is_tree(request->cwd)) {
     if (::mkdir(trees.local(request->cwd).c_str(), 0755) < 0 && errno != EEXIST) fatal(errno_text("mkdir " + request->cwd));
     if (in_guest && ::chown(request->cwd.c_str(), kNobody, kNobody) < 0) fatal(errno_text("chown " + request->cwd));
   }

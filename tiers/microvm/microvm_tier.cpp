@@ -147,7 +147,7 @@ expected<launch_plan> microvm_tier::plan(const launch_request& request, const le
   for (auto& root : roots_) o.trees.push_back({root.host_path, root.virtual_path, root.writable});
   guest_request& g = o.request;
   g.argv = request.argv;  // resolved inside the guest: its filesystem is not the host's
-  g.cwd = kGuestWorkDir;
+  g.cwd = start_dir(request, kGuestWorkDir);
   g.timeout_ms = static_cast<std::uint64_t>(lim.timeout.count());
   g.memory_bytes = lim.memory_bytes.value_or(0);
   g.pids = lim.pids.value_or(0);
