@@ -56,6 +56,7 @@ struct execution_plan {
   // execution borrows a workspace's files, which outlive it.
   std::shared_ptr<scratch_dir_owner> scratch;
   std::string workspace;  // the workspace it runs in (id); empty: none
+  std::uint64_t workspace_loan = 0;  // its borrow of it, given back at its end
   // A workspace with a holder: each step enters it (its lease is a share of the
   // workspace's cgroup, asked of the holder actor); leave_running keeps its leftovers.
   caf::actor workspace_holder;

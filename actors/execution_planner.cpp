@@ -149,6 +149,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                           "files; run it with argv or command (e.g. python3 -c CODE)");
     plan.work_dir = ctx.workspace->root;
     plan.workspace = ctx.workspace->id;
+    plan.workspace_loan = ctx.workspace->loan;
     plan.workspace_holder = ctx.workspace->holder;
     plan.leave_running = r.leave_running;
     plan.not_enforced.push_back("workspace_disk_quota");

@@ -24,6 +24,13 @@
 
 namespace corral {
 
+// One borrow of a workspace, to give back when its execution or session ends.
+struct workspace_loan {
+  std::string workspace;
+  std::uint64_t loan = 0;
+  bool left_running = false;  // its background processes stay in the workspace
+};
+
 struct supervisor_state {
   supervisor_config config;
   std::string instance;  // distinguishes this runtime's execution ids from another's
@@ -42,8 +49,8 @@ struct supervisor_state {
   std::vector<caf::typed_response_promise<bool>> stop_replies;
   caf::actor warm_pool;
   std::shared_ptr<const tier> warm_tier;
-  // Running executions that borrowed a workspace: given back when they end.
-  std::map<caf::actor_addr, std::string> borrowed;
+  // Running executions and sessions that borrowed a workspace: given back when they end.
+  std::map<caf::actor_addr, workspace_loan> borrowed;
   bool warm_pool_stopped = true;
   std::size_t warm_ready = 0;  // as the pool last said
 };
@@ -81,13 +88,14 @@ std::optional<failure> workspace_refusal(self_ptr self, const planning_context& 
 // why there is none: this runtime keeps none, the tier is not landlock, the registry
 // refused or did not answer.
 template <class Then>
-void borrow(self_ptr self, const planning_context& ctx, const std::string& ref, const std::string& principal, Then then) {
+void borrow(self_ptr self, const planning_context& ctx, const std::string& ref, const std::string& principal,
+            running_item what, Then then) {
   if (auto refused = workspace_refusal(self, ctx)) {
     workspace_borrowed none;
     none.error = *refused;
     return then(none);
   }
-  self->request(self->state.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, ref, principal)
+  self->request(self->state.config.workspaces, kWorkspaceBound, ws_borrow_atom::value, ref, principal, std::move(what))
       .then([=](workspace_borrowed& lent) mutable { then(lent); },
             [=](caf::error& e) mutable {
               workspace_borrowed none;
@@ -103,17 +111,34 @@ caf::actor tree_worker(self_ptr self, const std::string& root) {
 }
 
 // The registry may lend the workspace again: its execution ended, or never started.
-void return_workspace(self_ptr self, const std::string& workspace) {
-  self->send(self->state.config.workspaces, ws_return_atom::value, workspace);
+void return_workspace(self_ptr self, const workspace_loan& lent, bool left_running = false) {
+  self->send(self->state.config.workspaces, ws_return_atom::value, lent.workspace, lent.loan, left_running);
 }
+
+workspace_loan loan_of(const workspace_borrowed& lent) { return {lent.id, lent.loan}; }
 
 // An execution or session in a workspace has ended (or died); once, whichever hears it first.
 void give_back(self_ptr self, const caf::actor_addr& exec) {
   auto& st = self->state;
   auto lent = st.borrowed.find(exec);
   if (lent == st.borrowed.end()) return;
-  return_workspace(self, lent->second);
+  return_workspace(self, lent->second, lent->second.left_running);
   st.borrowed.erase(lent);
+}
+
+// What a session runs, as the workspace's journal names it.
+template <class Request>
+std::vector<std::string> session_argv(const Request& r) {
+  if (r.argv.empty()) return {"/bin/sh"};  // a terminal's default
+  return r.argv;
+}
+
+// What an execution runs, as the journal names it: its argv, or its language and the start
+// of its code.
+std::vector<std::string> exec_argv(const exec_request& r) {
+  if (r.language == "argv") return r.argv;
+  constexpr std::size_t kCodeShown = 200;
+  return {r.language, r.code.size() > kCodeShown ? r.code.substr(0, kCodeShown) + "…" : r.code};
 }
 
 session_opened not_opened(failure why) {
@@ -136,12 +161,12 @@ session_opened open_admitted(self_ptr self, const Request& request, planning_con
                      session_env{st.config.launcher, st.config.make_lease}};
   auto session = open_session(self->system(), request, std::move(at), std::move(owner)...);
   if (!session) {
-    if (lent) return_workspace(self, lent->id);
+    if (lent) return_workspace(self, loan_of(*lent));
     return not_opened(session.error());
   }
   self->monitor(*session);
   st.sessions.insert(*session);
-  if (lent) st.borrowed[session->address()] = lent->id;
+  if (lent) st.borrowed[session->address()] = loan_of(*lent);
   session_opened opened;
   opened.ok = true;
   opened.session = *session;
@@ -152,12 +177,12 @@ session_opened open_admitted(self_ptr self, const Request& request, planning_con
 // A terminal in a workspace with a holder is the workspace's from now on (not its
 // caller's): the registry keeps it and it is no longer this supervisor's borrow. Without a
 // holder (the allow-list network mode) it stays its caller's, as a stdio session does.
-void keep_in_workspace(self_ptr self, session_opened& opened, const std::string& workspace, const terminal_request& r) {
+void keep_in_workspace(self_ptr self, session_opened& opened, const workspace_loan& lent, const terminal_request& r) {
   self->state.borrowed.erase(opened.session.address());
   opened.terminal = resident_terminal_id(opened.number);
-  opened.workspace = workspace;
-  auto argv = r.argv.empty() ? std::vector<std::string>{"/bin/sh"} : r.argv;
-  self->send(self->state.config.workspaces, ws_resident_atom::value, workspace, opened.session, opened.number, std::move(argv));
+  opened.workspace = lent.workspace;
+  self->send(self->state.config.workspaces, ws_resident_atom::value, lent.workspace, lent.loan, opened.session,
+             opened.number, session_argv(r));
 }
 
 template <class Request, class... Owner>
@@ -166,14 +191,16 @@ caf::result<session_opened> open(self_ptr self, const Request& request, const ch
   if (!ctx) return not_opened(ctx.error());
   if (request.workspace.empty()) return open_admitted(self, request, std::move(*ctx), tag, nullptr, std::move(owner)...);
   auto reply = self->make_response_promise<session_opened>();
-  borrow(self, *ctx, request.workspace, request.principal, [=](workspace_borrowed& lent) mutable {
+  constexpr bool terminal = std::is_same_v<Request, terminal_request>;
+  running_item what{terminal ? "terminal" : "session", session_argv(request), {}, 0, {}, 0};
+  borrow(self, *ctx, request.workspace, request.principal, std::move(what), [=](workspace_borrowed& lent) mutable {
     if (!lent.ok) {
       reply.deliver(not_opened(lent.error));
       return;
     }
     auto opened = open_admitted(self, request, *ctx, tag, &lent, owner...);
     if constexpr (std::is_same_v<Request, terminal_request>)
-      if (opened.ok && lent.holder) keep_in_workspace(self, opened, lent.id, request);
+      if (opened.ok && lent.holder) keep_in_workspace(self, opened, loan_of(lent), request);
     reply.deliver(std::move(opened));
   });
   return reply;
@@ -207,6 +234,7 @@ void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec
   auto& st = self->state;
   execution_env env{st.config.launcher, st.config.make_lease, st.warm_pool, st.warm_tier};
   auto workspace = plan.workspace;
+  workspace_loan lent{plan.workspace, plan.workspace_loan, plan.leave_running};
   auto before = plan.changes_before;
   auto work_dir = plan.work_dir;
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
@@ -218,7 +246,7 @@ void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec
   }
   // The workspace is given back before the caller hears the result, so its next call
   // (another execution, or ending it) finds it free.
-  st.borrowed[exec.address()] = workspace;
+  st.borrowed[exec.address()] = lent;
   auto addr = exec.address();
   self->request(exec, caf::infinite, run_atom::value)
       .then(
@@ -269,13 +297,14 @@ void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
   auto refuse = [reply](failure f) mutable { reply.deliver(exec_outcome{false, std::move(f), {}}); };
   auto ref = request.workspace;
   auto principal = request.principal;
-  borrow(self, ctx, ref, principal, [=](workspace_borrowed& lent) mutable {
+  running_item what{"exec", exec_argv(request), {}, 0, {}, 0};
+  borrow(self, ctx, ref, principal, std::move(what), [=](workspace_borrowed& lent) mutable {
     if (!lent.ok) return refuse(lent.error);
     auto start = [=](std::shared_ptr<const std::vector<manifest_entry>> before) mutable {
       auto in_workspace = ctx;
       in_workspace.workspace = &lent;
       if (auto refused = plan_and_start(self, request, in_workspace, reply, std::move(before))) {
-        return_workspace(self, lent.id);
+        return_workspace(self, loan_of(lent));
         refuse(*refused);
       }
     };
@@ -285,13 +314,13 @@ void borrow_workspace(self_ptr self, exec_request request, planning_context ctx,
         .then(
             [=](tree_manifest& m) mutable {
               if (!m.ok) {
-                return_workspace(self, lent.id);
+                return_workspace(self, loan_of(lent));
                 return refuse(m.error);
               }
               start(m.entries);
             },
             [=](caf::error& e) mutable {
-              return_workspace(self, lent.id);
+              return_workspace(self, loan_of(lent));
               refuse(make_failure(failure_kind::internal, "the workspace scan before it did not finish: " +
                                                               self->system().render(e)));
             });
@@ -395,7 +424,7 @@ caf::behavior supervisor(self_ptr self, supervisor_config config) {
         st.stopping = true;
         st.queue.drain([=](supervisor_state::waiting& w) {
           remove_owned_scratch(w.plan);
-          if (!w.plan.workspace.empty()) return_workspace(self, w.plan.workspace);
+          if (!w.plan.workspace.empty()) return_workspace(self, {w.plan.workspace, w.plan.workspace_loan});
           w.reply.deliver(exec_outcome{false, make_failure(failure_kind::refused, "the runtime is stopping"), {}});
         });
         for (auto& exec : st.running) self->send(exec, cancel_atom::value);

@@ -250,15 +250,38 @@ TEST_CASE("a daemon killed mid-exec comes back with the workspace and its files,
       }
     REQUIRE_FALSE(execution.empty());
     REQUIRE(eventually([] { return !with_arg("30.6161").empty(); }));
+    // A server left running and a terminal the workspace keeps, on another connection.
+    line_client other(d.socket);
+    result_of(other, 1, "exec",
+              {{"argv", {"sh", "-c", "sleep 30.7272 &"}}, {"workspace", id}, {"leave_running", true}});
+    result_of(other, 2, "session.open", {{"kind", "terminal"}, {"argv", {"sleep", "30.8383"}}, {"workspace", id}});
+    REQUIRE(eventually([] { return !with_arg("30.7272").empty() && !with_arg("30.8383").empty(); }));
+    // The journal is written as they come and go: a restart reads what it said last.
+    REQUIRE(eventually([&] {
+      auto text = read_text(d.dir / ("workspaces/" + id + "/running.json"));
+      return text.find("30.7272") != std::string::npos && text.find("30.8383") != std::string::npos;
+    }));
     d.stop(SIGKILL);
   }
   d.start();  // the same state dir: the start sweeps what the killed daemon left
-  CHECK(eventually([] { return with_arg("30.6161").empty(); }));
+  for (const char* marker : {"30.6161", "30.7272", "30.8383"})
+    CHECK(eventually([&] { return with_arg(marker).empty(); }));
   CHECK(cgroups_of(execution).empty());
+  CHECK(cgroups_of(id).empty());
   line_client c(d.socket);
   auto back = result_of(c, 1, "workspace.inspect", {{"workspace", "survivor"}});
   CHECK(back["workspace"] == id);
   CHECK(back["running"] == 0);  // the killed exec does not count as running
+  CHECK(back["terminals"] == 0);
+  // What ran is reported lost, never restarted.
+  REQUIRE(back.contains("lost"));
+  CHECK(back["lost_at"].get<std::int64_t>() > 0);
+  std::map<std::string, std::string> lost;
+  for (auto& item : back["lost"]) lost[item["kind"]] += item.dump();
+  INFO(back["lost"].dump());
+  CHECK_THAT(lost["exec"], Catch::Contains("30.6161"));
+  CHECK_THAT(lost["process"], Catch::Contains("sleep 30.7272"));
+  CHECK_THAT(lost["terminal"], Catch::Contains("30.8383"));
   CHECK(result_of(c, 2, "workspace.files.read", {{"workspace", id}, {"path", "kept.txt"}})["data"] == "before the crash\n");
   CHECK(result_of(c, 3, "workspace.files.read", {{"workspace", id}, {"path", "partial.txt"}})["data"] == "partial\n");
   // Usable at once: a new exec runs in it, and it can be ended (nothing holds it).

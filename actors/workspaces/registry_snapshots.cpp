@@ -67,10 +67,10 @@ caf::result<snapshot_reply> take_snapshot_of(self_ptr self, const std::string& r
   if (!e) return snapshot_reply{false, no_such(ref), {}};
   bool was_paused = e->phase == workspace_phase::paused;
   if (e->phase != workspace_phase::ready && !was_paused) return snapshot_reply{false, not_ready(*e), {}};
-  if (e->running > 0)
+  if (!e->loans.empty())
     return snapshot_reply{false,
                           make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
-                                                                   std::to_string(e->running) +
+                                                                   std::to_string(e->loans.size()) +
                                                                    " execution(s) running; a snapshot is taken between "
                                                                    "executions (their background processes are frozen)"),
                           {}};

@@ -47,11 +47,11 @@ workspace_info info_of(const workspace_entry& e) {
   workspace_info info;
   info.record = e.record;
   info.phase = e.phase;
-  info.running = e.running;
+  info.running = e.loans.size();
   info.terminals = e.terminals.size();
   info.last_used_at = e.last_used_at;
   auto idle_for = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - e.last_used).count();
-  bool still = e.running > 0 || e.phase == workspace_phase::paused || watched(e);
+  bool still = !e.loans.empty() || e.phase == workspace_phase::paused || watched(e);
   info.idle_left_ms = still ? e.record.idle_timeout_ms : std::max<std::int64_t>(0, e.record.idle_timeout_ms - idle_for);
   info.not_enforced = e.holds ? kNotEnforced : kNotEnforcedWithoutHolder;
   return info;

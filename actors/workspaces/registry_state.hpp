@@ -36,7 +36,10 @@ struct workspace_entry {
   // so nothing may change them (no execution, no mutating file call). restoring: its files
   // are being unpacked from a snapshot; nothing but list and inspect until that is done.
   workspace_phase phase = workspace_phase::ready;
-  std::size_t running = 0;
+  // The executions and stdio sessions borrowing it now, by loan number: what each runs.
+  std::map<std::uint64_t, running_item> loans;
+  // Its background processes as last listed (after a step left some, or a kill).
+  std::vector<running_item> background;
   // Its holder (workspace_holder.hpp), spawned at the first step and linked to the
   // registry; `holds` says whether this workspace has one at all (not in the allow-list
   // network mode).
@@ -54,6 +57,7 @@ struct registry_state {
   std::string snapshots_dir;  // <dir>/snapshots
   std::map<std::string, workspace_entry> entries;  // by id
   std::map<std::string, std::size_t> restoring_from;  // snapshot id -> restores reading it now
+  std::uint64_t next_loan = 1;
   bool stopped = false;
   static inline const char* name = "workspace_registry";
 };
@@ -74,8 +78,20 @@ workspace_info info_of(const workspace_entry& e);
 // Whether this runtime's workspaces get a holder (workspace_registry_config::holding).
 bool holders_enabled(const registry_state& st);
 
+// What runs in a workspace, journaled beside its record (registry_journal.cpp).
+std::uint64_t lend(registry_state& st, workspace_entry& e, running_item what);
+void take_back(workspace_entry& e, std::uint64_t loan);
+// <dir>/running.json from the loans, the terminals and the background processes.
+void journal(const workspace_entry& e);
+// At adoption: what the journal lists was lost with the runtime that served it.
+void note_lost(workspace_entry& e);
+// Lists its background processes again (its holder's cgroup) for the journal; or takes a
+// list just made.
+void refresh_background(self_ptr self, const std::string& id);
+void note_background(workspace_entry& e, const process_list& listed);
+
 // The terminals a workspace keeps (registry_terminals.cpp).
-void keep_terminal(self_ptr self, const std::string& id, caf::actor terminal, std::uint64_t number,
+void keep_terminal(self_ptr self, const std::string& id, std::uint64_t loan, caf::actor terminal, std::uint64_t number,
                    std::vector<std::string> argv);
 terminal_list terminals_of(registry_state& st, const std::string& ref, const std::string& principal);
 terminal_found terminal_named(registry_state& st, const std::string& ref, const std::string& principal,

@@ -21,7 +21,7 @@ workspace_entry* holding(registry_state& st, std::uint64_t number) {
 
 } // namespace
 
-void keep_terminal(self_ptr self, const std::string& id, caf::actor terminal, std::uint64_t number,
+void keep_terminal(self_ptr self, const std::string& id, std::uint64_t loan, caf::actor terminal, std::uint64_t number,
                    std::vector<std::string> argv) {
   auto& st = self->state;
   auto it = st.entries.find(id);
@@ -32,13 +32,14 @@ void keep_terminal(self_ptr self, const std::string& id, caf::actor terminal, st
   }
   auto& e = it->second;
   // It was borrowed as an execution is; from now on it is the workspace's own.
-  if (e.running > 0) --e.running;
+  e.loans.erase(loan);
   terminal_listing listing{resident_terminal_id(number), std::move(argv), unix_now(), 0, false};
   spdlog::info("workspace {} keeps terminal {}", id, listing.id);
   self->monitor(terminal);
   self->send(terminal, watch_atom::value, caf::actor_cast<caf::actor>(self));
   e.terminals[number] = resident_terminal{std::move(terminal), std::move(listing)};
   touch(e);
+  journal(e);
 }
 
 terminal_list terminals_of(registry_state& st, const std::string& ref, const std::string& principal) {
@@ -83,6 +84,7 @@ bool forget_terminal(registry_state& st, const caf::actor_addr& gone) {
         spdlog::info("workspace {}: terminal {} ended", id, it->second.listing.id);
         e.terminals.erase(it);
         touch(e);
+        journal(e);
         return true;
       }
   return false;

@@ -6,8 +6,10 @@
 //   (ws_list_atom, principal)                      -> workspace_list
 //   (ws_get_atom, ref, principal)                  -> workspace_reply
 //   (ws_end_atom, ref, principal, keep_files)      -> workspace_reply   (the info as it ended)
-//   (ws_borrow_atom, ref, principal)               -> workspace_borrowed (an execution's start)
-//   (ws_return_atom, id)                                                 (its end)
+//   (ws_borrow_atom, ref, principal, running_item) -> workspace_borrowed (an execution's or a
+//                                                   session's start: what it runs, for the journal)
+//   (ws_return_atom, id, loan, left_running)                             (its end; left_running: its
+//                                                   background processes stayed in the workspace)
 //   (ws_files_atom, ref, principal, file_call)     -> file_reply        (workspace_files.hpp)
 //   (ws_mark_atom, ref, principal, label)          -> changes_reply     (the mark's name)
 //   (ws_changes_atom, ref, principal, since)       -> changes_reply     (since "creation" or a mark)
@@ -19,8 +21,8 @@
 //   (ws_resume_atom, ref, principal)               -> workspace_reply
 //   (ws_ps_atom, ref, principal)                   -> process_list      (workspace_holder.hpp)
 //   (ws_kill_atom, ref, principal, pid, signal)    -> workspace_reply   (pid as the workspace sees it)
-//   (ws_resident_atom, id, terminal, number, argv)                      (the supervisor: a terminal
-//                                                   opened in it now belongs to the workspace)
+//   (ws_resident_atom, id, loan, terminal, number, argv)                (the supervisor: a terminal
+//                                                   opened on that loan now belongs to the workspace)
 //   (ws_terms_atom, ref, principal)                -> terminal_list     (its terminals)
 //   (ws_term_atom, ref, principal, terminal)       -> terminal_found    ("" : the latest started)
 //   terminal_viewers                                                    (from its terminals)
@@ -174,6 +176,7 @@ struct workspace_borrowed {
   bool ok = false;
   failure error;
   std::string id;
+  std::uint64_t loan = 0;  // names this borrow when it is given back
   std::string root;  // host path of the workspace's files: the execution's /work
   workspace_record record;
   // Its holder (workspace_holder.hpp): the execution's steps enter it under a share of its
@@ -228,6 +231,7 @@ struct snapshot_list {
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_job)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::running_item)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_list)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_found)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::snapshot_reply)

@@ -47,6 +47,8 @@ void remove_workspace(workspace_entry& e, bool keep_files) {
   e.record.ended = true;
   if (keep_files || e.record.keep_files) {
     e.record.keep_files = true;
+    // Ended on purpose: nothing in it is lost, whatever ran.
+    if (auto s = write_running(e.dir, {}); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
     if (auto s = write_record(e.dir, e.record); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
     return;
   }
@@ -158,6 +160,7 @@ void adopt(registry_state& st) {
     e.dir = item.path();
     e.holds = holders_enabled(st);
     if (e.record.paused) e.phase = workspace_phase::paused;  // nothing is frozen now: resume frees it
+    note_lost(e);
     st.entries.emplace(name, std::move(e));
     ++adopted;
   }
@@ -262,7 +265,7 @@ void expire(self_ptr self) {
   std::vector<std::pair<std::string, const char*>> ending;
   for (auto& [id, e] : st.entries) {
     bool paused = e.phase == workspace_phase::paused;
-    if (e.running > 0 || (e.phase != workspace_phase::ready && !paused)) continue;
+    if (!e.loans.empty() || (e.phase != workspace_phase::ready && !paused)) continue;
     if (wall >= e.record.ends_at) ending.emplace_back(id, "its lifetime is over");
     // A paused workspace's idle clock stands still, as does a watched terminal's; its
     // lifetime does not.
@@ -292,10 +295,10 @@ caf::result<workspace_reply> pause(self_ptr self, const std::string& ref, const 
       return workspace_reply{true, {}, info_of(*e)};  // already so
     return workspace_reply{false, not_ready(*e), {}};
   }
-  if (pausing && e->running > 0)
+  if (pausing && !e->loans.empty())
     return workspace_reply{false,
                            make_failure(failure_kind::conflict, "workspace " + e->record.id + " has " +
-                                                                    std::to_string(e->running) +
+                                                                    std::to_string(e->loans.size()) +
                                                                     " execution(s) or session(s) running; pause it when they "
                                                                     "are done (or cancel them)"),
                            {}};
@@ -357,10 +360,10 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (!e) return workspace_reply{false, no_such(ref), {}};
           if (e->phase != workspace_phase::ready && e->phase != workspace_phase::paused)
             return workspace_reply{false, not_ready(*e), {}};
-          if (e->running > 0)
+          if (!e->loans.empty())
             return workspace_reply{false,
                                    make_failure(failure_kind::refused, "workspace " + e->record.id + " has " +
-                                                                           std::to_string(e->running) +
+                                                                           std::to_string(e->loans.size()) +
                                                                            " execution(s) running; end them (cancel) first"),
                                    {}};
           auto info = info_of(*e);
@@ -376,7 +379,17 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (!e) return process_list{false, no_such(ref), {}};
           if (!e->holder) return process_list{true, {}, {}};
           auto rp = self->make_response_promise<process_list>();
-          rp.delegate(e->holder, pids_atom::value);
+          auto id = e->record.id;
+          self->request(e->holder, kHolderStopBound, pids_atom::value)
+              .then(
+                  [=](process_list& listed) mutable {
+                    auto it = self->state.entries.find(id);
+                    if (it != self->state.entries.end() && listed.ok) note_background(it->second, listed);
+                    rp.deliver(std::move(listed));
+                  },
+                  [=](caf::error& err) mutable {
+                    rp.deliver(process_list{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
+                  });
           return rp;
         },
         [=](ws_kill_atom, std::string& ref, std::string& principal, int pid, int sig) -> caf::result<workspace_reply> {
@@ -398,30 +411,38 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
                     if (!done.ok) rp.deliver(workspace_reply{false, done.error, {}});
                     else if (it == self->state.entries.end()) rp.deliver(workspace_reply{false, no_such(id), {}});
                     else rp.deliver(workspace_reply{true, {}, info_of(it->second)});
+                    if (done.ok) refresh_background(self, id);
                   },
                   [=](caf::error& err) mutable {
                     rp.deliver(workspace_reply{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
                   });
           return rp;
         },
-        [=](ws_borrow_atom, std::string& ref, std::string& principal) -> workspace_borrowed {
+        [=](ws_borrow_atom, std::string& ref, std::string& principal, running_item& what) -> workspace_borrowed {
           auto& s = self->state;
-          if (s.stopped) return {false, make_failure(failure_kind::refused, "the runtime is stopping"), {}, {}, {}, {}};
+          workspace_borrowed out;
           auto* e = find(s, ref, principal);
-          if (!e) return {false, no_such(ref), {}, {}, {}, {}};
-          if (e->phase != workspace_phase::ready) return {false, not_ready(*e), {}, {}, {}, {}};
-          if (unix_now() >= e->record.ends_at)
-            return {false, make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over"), {}, {}, {},
-                    {}};
-          ++e->running;
+          if (s.stopped) out.error = make_failure(failure_kind::refused, "the runtime is stopping");
+          else if (!e) out.error = no_such(ref);
+          else if (e->phase != workspace_phase::ready) out.error = not_ready(*e);
+          else if (unix_now() >= e->record.ends_at)
+            out.error = make_failure(failure_kind::refused, "workspace " + e->record.id + "'s lifetime is over");
+          if (!out.error.message.empty()) return out;
           touch(*e);
-          return {true, {}, e->record.id, paths_of(*e).root, e->record, holder_of(self, *e)};
+          out.ok = true;
+          out.id = e->record.id;
+          out.loan = lend(s, *e, std::move(what));
+          out.root = paths_of(*e).root;
+          out.record = e->record;
+          out.holder = holder_of(self, *e);
+          return out;
         },
-        [=](ws_return_atom, std::string& id) {
+        [=](ws_return_atom, std::string& id, std::uint64_t loan, bool left_running) {
           auto it = self->state.entries.find(id);
-          if (it == self->state.entries.end() || it->second.running == 0) return;
-          --it->second.running;
+          if (it == self->state.entries.end()) return;
+          take_back(it->second, loan);
           touch(it->second);
+          if (left_running) refresh_background(self, id);
         },
         [=](ws_files_atom, std::string& ref, std::string& principal, file_call& call) -> caf::result<file_reply> {
           auto* e = find(self->state, ref, principal);
@@ -442,9 +463,8 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (e->phase == workspace_phase::restoring) return changes_reply{false, not_ready(*e), {}, {}, false, 0};
           return on_worker<changes_reply>(self, *e, ws_changes_atom::value, std::move(since));
         },
-        [=](ws_resident_atom, std::string& id, caf::actor& terminal, std::uint64_t number, std::vector<std::string>& argv) {
-          keep_terminal(self, id, std::move(terminal), number, std::move(argv));
-        },
+        [=](ws_resident_atom, std::string& id, std::uint64_t loan, caf::actor& terminal, std::uint64_t number,
+            std::vector<std::string>& argv) { keep_terminal(self, id, loan, std::move(terminal), number, std::move(argv)); },
         [=](ws_terms_atom, std::string& ref, std::string& principal) { return terminals_of(self->state, ref, principal); },
         [=](ws_term_atom, std::string& ref, std::string& principal, std::string& terminal) {
           return terminal_named(self->state, ref, principal, terminal);

@@ -245,6 +245,12 @@ json to_json(const workspace_info& info) {
   if (r.ended) j["ended"] = true;
   j["paused"] = r.paused;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
+  if (!r.lost.empty()) {
+    json lost = json::array();
+    for (auto& i : r.lost) lost.push_back(to_json(i));
+    j["lost"] = std::move(lost);
+    j["lost_at"] = r.lost_at;
+  }
   return j;
 }
 

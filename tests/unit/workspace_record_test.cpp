@@ -1,4 +1,6 @@
 // A workspace's record: round trip, refusals of what corral did not write, names and ids.
+#include <fstream>
+
 #include <catch2/catch.hpp>
 
 #include "tests/runtime_fixture.hpp"
@@ -28,6 +30,42 @@ TEST_CASE("a workspace record round-trips through its file", "[workspace]") {
   CHECK_FALSE(back->pids);
   CHECK(back->cpu_cores == 0.5);
   CHECK_FALSE(back->ended);
+  CHECK(back->lost.empty());
+
+  // What was lost at a restart stays in the record.
+  r.lost = {{"terminal", {"sh"}, "t4", 0, "", 1'700'000'100}, {"process", {}, "", 7, "python3 -m http.server", 1'700'000'200}};
+  r.lost_at = 1'700'000'300;
+  REQUIRE(write_record(dir.path(), r));
+  back = read_record(dir.path());
+  REQUIRE(back);
+  REQUIRE(back->lost.size() == 2);
+  CHECK(back->lost[0].kind == "terminal");
+  CHECK(back->lost[0].terminal == "t4");
+  CHECK(back->lost[0].argv == std::vector<std::string>{"sh"});
+  CHECK(back->lost[1].pid == 7);
+  CHECK(back->lost[1].command == "python3 -m http.server");
+  CHECK(back->lost_at == 1'700'000'300);
+}
+
+TEST_CASE("the running journal is replaced whole, removed when empty, and taken once", "[workspace]") {
+  corral::testing::temp_dir dir;
+  CHECK(take_running(dir.path())->empty());  // no file: nothing ran
+  std::vector<running_item> items{{"exec", {"make", "test"}, "", 0, "", 10}, {"session", {"mcp-server"}, "", 0, "", 11}};
+  REQUIRE(write_running(dir.path(), items));
+  items.pop_back();
+  REQUIRE(write_running(dir.path(), items));
+  auto taken = take_running(dir.path());
+  REQUIRE(taken);
+  REQUIRE(taken->size() == 1);
+  CHECK((*taken)[0].argv == std::vector<std::string>{"make", "test"});
+  CHECK(take_running(dir.path())->empty());  // taken: gone
+  REQUIRE(write_running(dir.path(), items));
+  REQUIRE(write_running(dir.path(), {}));
+  CHECK(!corral::testing::exists(dir / "running.json"));
+  // A damaged journal is said, and left where it is.
+  std::ofstream(dir / "running.json") << "{\"version\": 9}";
+  CHECK(!take_running(dir.path()));
+  CHECK(corral::testing::exists(dir / "running.json"));
 }
 
 TEST_CASE("a record corral did not write is refused, naming why", "[workspace]") {

@@ -30,6 +30,12 @@ std::string record_json(const workspace_record& r) {
   if (r.pids) j["pids"] = *r.pids;
   if (r.cpu_cores) j["cpu_cores"] = *r.cpu_cores;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
+  if (!r.lost.empty()) {
+    json lost = json::array();
+    for (auto& i : r.lost) lost.push_back(to_json(i));
+    j["lost"] = std::move(lost);
+    j["lost_at"] = r.lost_at;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -57,6 +63,9 @@ expected<workspace_record> parse_record(std::string_view text) {
     if (j.contains("memory_bytes")) r.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
     if (j.contains("pids")) r.pids = j["pids"].get<std::uint64_t>();
     if (j.contains("cpu_cores")) r.cpu_cores = j["cpu_cores"].get<double>();
+    if (j.contains("lost"))
+      for (auto& e : j["lost"]) r.lost.push_back(running_item_from(e));
+    r.lost_at = j.value("lost_at", std::int64_t{0});
     return r;
   } catch (const json::exception& e) {
     return bad(e.what());

@@ -7,8 +7,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/failure.hpp"
+#include "tiers/workspace/running_journal.hpp"
 
 namespace corral {
 
@@ -31,6 +33,10 @@ struct workspace_record {
   // Paused by its owner: its processes frozen, nothing new starts in it, its idle clock
   // stopped. Kept across a restart (the processes are lost; resume then frees it).
   bool paused = false;
+  // What was running in it when the runtime serving it died (running_journal.hpp), found
+  // by the runtime that adopted it next, at lost_at (unix seconds). Kept until it ends.
+  std::vector<running_item> lost;
+  std::int64_t lost_at = 0;
 };
 
 std::string record_json(const workspace_record& r);
