@@ -43,7 +43,8 @@ verbs:
          [--keep-files] [--from-snapshot S]
                                   make one (its files as snapshot S holds them, if given);
                                   prints its id (limits only narrow the daemon's)
-  ls                              yours, one a line: id, name, running, idle left, ends
+  ls                              yours, one a line: id, name, running, terminals, idle left,
+                                  ends (and how many things a daemon restart ended in it)
   inspect W                       one as JSON
   exec W [--changes] [--leave-running] [run options] -- PROGRAM [ARGS...]
                                   run a program in W (as `corral run`; same exit status);
@@ -129,12 +130,16 @@ int list(const ws_args& a) {
   if (!a.rest.empty()) return usage_error("ls takes no arguments");
   return call_and_show(a, "workspace.list", json::object(), [](const json& r) {
     std::cout << std::left << std::setw(16) << "ID" << std::setw(24) << "NAME" << std::setw(9) << "RUNNING"
-              << std::setw(11) << "IDLE LEFT" << "ENDS\n";
-    for (auto& w : r.at("workspaces"))
+              << std::setw(7) << "TERMS" << std::setw(11) << "IDLE LEFT" << "ENDS\n";
+    for (auto& w : r.at("workspaces")) {
       std::cout << std::setw(16) << w.value("workspace", "") << std::setw(24) << w.value("name", "") << std::setw(9)
-                << w.value("running", 0) << std::setw(11)
+                << w.value("running", 0) << std::setw(7) << w.value("terminals", 0) << std::setw(11)
                 << (w.value("running", 0) > 0 ? "(busy)" : seconds_text(w.value("idle_left", 0.0)))
-                << time_text(w.value("ends_at", std::int64_t{0})) << "\n";
+                << time_text(w.value("ends_at", std::int64_t{0}));
+      // What a daemon restart ended in it (inspect lists it).
+      if (auto lost = w.value("lost", json::array()); !lost.empty()) std::cout << "  (" << lost.size() << " lost at a restart)";
+      std::cout << "\n";
+    }
   });
 }
 
