@@ -31,6 +31,10 @@ void answered(connection_self self) {
   hang_up_when_answered(self);
 }
 
+failure already_attached(const terminal_found& found, const client_session& as) {
+  return make_failure(failure_kind::conflict, "terminal " + found.listing.id + " is already attached on this connection as " + as.id);
+}
+
 // The terminal said yes: from now on this connection hears it under a session id of its own.
 void attached(connection_self self, const json& id, const terminal_found& found, terminal_attached& a) {
   auto& st = self->state;
@@ -38,13 +42,8 @@ void attached(connection_self self, const json& id, const terminal_found& found,
     self->send(found.actor, detach_atom::value, caf::actor{self});
     return;
   }
-  if (auto known = st.sessions.find(found.number); known != st.sessions.end()) {
-    // Two attaches of one connection raced: the first one holds the session.
-    return fail(self,
-                make_failure(failure_kind::conflict,
-                             "terminal " + found.listing.id + " is already attached on this connection as " + known->second.id),
-                id);
-  }
+  if (auto known = st.sessions.find(found.number); known != st.sessions.end())
+    return fail(self, already_attached(found, known->second), id);  // two attaches raced: the first holds it
   auto& s = add_session(self, found.number, found.actor, true);
   s.resident = true;
   s.writer = a.writer;
@@ -98,10 +97,7 @@ void attach_terminal(connection_self self, const rpc::request& r) {
               return answered(self);
             }
             if (auto known = self->state.sessions.find(found.number); known != self->state.sessions.end()) {
-              fail(self,
-                   make_failure(failure_kind::conflict, "terminal " + found.listing.id +
-                                                            " is already attached on this connection as " + known->second.id),
-                   id);
+              fail(self, already_attached(found, known->second), id);
               return answered(self);
             }
             self->request(found.actor, kAttachBound, attach_atom::value, caf::actor{self}, writer, take_over)
