@@ -6,7 +6,7 @@
 
 using corral::cli::detach_keys;
 
-TEST_CASE("detach keys: keys pass through; ctrl-p is held until the next key decides", "[unit][cli]") {
+TEST_CASE("detach keys: keys pass through and a ctrl-p is held until the next key decides", "[unit][cli]") {
   detach_keys keys;
   bool detach = false;
   CHECK(keys.pass("ls\r", detach) == "ls\r");
