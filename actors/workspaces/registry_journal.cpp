@@ -1,7 +1,7 @@
 // What runs in a workspace, kept on disk while this runtime serves it, so the next runtime
 // can say what was lost when this one died (tiers/workspace/running_journal.hpp). Written
 // on the registry's thread at each change: a borrow, its return, a terminal kept or gone,
-// the background processes listed again. Small files, not synced.
+// the background processes listed again. One pwrite in place each, not synced.
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -29,13 +29,14 @@ void take_back(workspace_entry& e, std::uint64_t loan) {
   if (e.loans.erase(loan) > 0) journal(e);
 }
 
-void journal(const workspace_entry& e) {
+void journal(workspace_entry& e) {
   std::vector<running_item> items;
   for (auto& [loan, what] : e.loans) items.push_back(what);
   for (auto& [number, t] : e.terminals)
     items.push_back({"terminal", t.listing.argv, t.listing.id, 0, {}, t.listing.started_at});
   items.insert(items.end(), e.background.begin(), e.background.end());
-  if (auto s = write_running(e.dir, items); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
+  if (!e.journal_file) e.journal_file = std::make_shared<running_journal>(e.dir);
+  if (auto s = e.journal_file->write(items); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
 }
 
 void note_lost(workspace_entry& e) {

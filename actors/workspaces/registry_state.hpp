@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,8 @@ struct workspace_entry {
   std::map<std::uint64_t, running_item> loans;
   // Its background processes as last listed (after a step left some, or a kill).
   std::vector<running_item> background;
+  // <dir>/running.json, open once it is first written (shared: entries are copied).
+  std::shared_ptr<running_journal> journal_file;
   // Its holder (workspace_holder.hpp), spawned at the first step and linked to the
   // registry; `holds` says whether this workspace has one at all (not in the allow-list
   // network mode).
@@ -82,7 +85,7 @@ bool holders_enabled(const registry_state& st);
 std::uint64_t lend(registry_state& st, workspace_entry& e, running_item what);
 void take_back(workspace_entry& e, std::uint64_t loan);
 // <dir>/running.json from the loans, the terminals and the background processes.
-void journal(const workspace_entry& e);
+void journal(workspace_entry& e);
 // At adoption: what the journal lists was lost with the runtime that served it.
 void note_lost(workspace_entry& e);
 // Lists its background processes again (its holder's cgroup) for the journal; or takes a

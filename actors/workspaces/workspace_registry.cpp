@@ -48,7 +48,7 @@ void remove_workspace(workspace_entry& e, bool keep_files) {
   if (keep_files || e.record.keep_files) {
     e.record.keep_files = true;
     // Ended on purpose: nothing in it is lost, whatever ran.
-    if (auto s = write_running(e.dir, {}); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
+    if (auto s = clear_running(e.dir); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
     if (auto s = write_record(e.dir, e.record); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
     return;
   }

@@ -47,20 +47,33 @@ TEST_CASE("a workspace record round-trips through its file", "[workspace]") {
   CHECK(back->lost_at == 1'700'000'300);
 }
 
-TEST_CASE("the running journal is replaced whole, removed when empty, and taken once", "[workspace]") {
+TEST_CASE("the running journal is rewritten in place, blanked when empty, and taken once", "[workspace]") {
   corral::testing::temp_dir dir;
   CHECK(take_running(dir.path())->empty());  // no file: nothing ran
   std::vector<running_item> items{{"exec", {"make", "test"}, "", 0, "", 10}, {"session", {"mcp-server"}, "", 0, "", 11}};
-  REQUIRE(write_running(dir.path(), items));
-  items.pop_back();
-  REQUIRE(write_running(dir.path(), items));
+  {
+    running_journal journal(dir.path());
+    REQUIRE(journal.write(items));
+    items.pop_back();
+    REQUIRE(journal.write(items));  // shorter: padded over the longer one, still one list
+  }
   auto taken = take_running(dir.path());
   REQUIRE(taken);
   REQUIRE(taken->size() == 1);
   CHECK((*taken)[0].argv == std::vector<std::string>{"make", "test"});
   CHECK(take_running(dir.path())->empty());  // taken: gone
-  REQUIRE(write_running(dir.path(), items));
-  REQUIRE(write_running(dir.path(), {}));
+  {
+    running_journal journal(dir.path());
+    REQUIRE(journal.write(items));
+    REQUIRE(journal.write({}));
+  }
+  CHECK(take_running(dir.path())->empty());  // emptied: nothing ran
+  CHECK(!corral::testing::exists(dir / "running.json"));
+  {
+    running_journal journal(dir.path());
+    REQUIRE(journal.write(items));
+  }
+  REQUIRE(clear_running(dir.path()));
   CHECK(!corral::testing::exists(dir / "running.json"));
   // A damaged journal is said, and left where it is.
   std::ofstream(dir / "running.json") << "{\"version\": 9}";

@@ -2,13 +2,13 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include "config/replace_file.hpp"
 
 namespace corral {
 
@@ -62,15 +62,37 @@ expected<std::vector<running_item>> parse_running(std::string_view text) {
   return out;
 }
 
-status write_running(const std::string& dir, const std::vector<running_item>& items) {
-  auto path = path_in(dir);
+running_journal::~running_journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+status running_journal::write(const std::vector<running_item>& items) {
+  auto path = path_in(dir_);
+  auto fail = [&](const char* what) {
+    return make_failure(failure_kind::internal, std::string(what) + " " + path + ": " + std::strerror(errno));
+  };
+  if (fd_ < 0) {
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd_ < 0) return fail("opening");
+    length_ = 0;
+    if (::ftruncate(fd_, 0) < 0) return fail("truncating");
+  }
   if (items.empty()) {
-    if (::unlink(path.c_str()) < 0 && errno != ENOENT)
-      return make_failure(failure_kind::internal, "removing " + path + ": " + std::strerror(errno));
+    if (length_ > 0 && ::ftruncate(fd_, 0) < 0) return fail("truncating");
+    length_ = 0;
     return ok();
   }
-  if (!replace_file(path, path + ".tmp." + std::to_string(::getpid()), running_json(items), false))
-    return make_failure(failure_kind::internal, "writing " + path + ": " + std::strerror(errno));
+  auto text = running_json(items);
+  if (text.size() < length_) text.append(length_ - text.size(), ' ');
+  if (::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) return fail("writing");
+  length_ = text.size();
+  return ok();
+}
+
+status clear_running(const std::string& dir) {
+  auto path = path_in(dir);
+  if (::unlink(path.c_str()) < 0 && errno != ENOENT)
+    return make_failure(failure_kind::internal, "removing " + path + ": " + std::strerror(errno));
   return ok();
 }
 
@@ -83,6 +105,11 @@ expected<std::vector<running_item>> take_running(const std::string& dir) {
   }
   std::ostringstream text;
   text << in.rdbuf();
+  // Empty, or blanked: nothing ran when the runtime went.
+  if (text.str().find_first_not_of(" \n") == std::string::npos) {
+    ::unlink(path.c_str());
+    return std::vector<running_item>{};
+  }
   auto items = parse_running(text.str());
   if (!items) return make_failure(items.error().kind, path + ": " + items.error().message);
   ::unlink(path.c_str());

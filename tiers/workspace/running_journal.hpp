@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,8 +35,27 @@ running_item running_item_from(const nlohmann::json& j);
 std::string running_json(const std::vector<running_item>& items);
 expected<std::vector<running_item>> parse_running(std::string_view text);
 
-// <dir>/running.json replaced by `items` (atomically); removed when there are none.
-status write_running(const std::string& dir, const std::vector<running_item>& items);
+// <dir>/running.json, written in place at every change of what runs: one pwrite of the
+// whole list from offset 0, padded with spaces over a longer earlier one, so a runtime killed
+// at any point leaves one whole list (a write is done or not done when a process dies).
+// An empty list truncates the file. A rename per change cost 0.6 ms of each 3 ms exec.
+class running_journal {
+public:
+  explicit running_journal(std::string dir) : dir_(std::move(dir)) {}
+  running_journal(const running_journal&) = delete;
+  running_journal& operator=(const running_journal&) = delete;
+  ~running_journal();
+
+  status write(const std::vector<running_item>& items);
+
+private:
+  std::string dir_;
+  int fd_ = -1;
+  std::size_t length_ = 0;  // what the file holds now, padding included
+};
+
+// Removes <dir>/running.json: the workspace ended on purpose, nothing in it is lost.
+status clear_running(const std::string& dir);
 // What <dir>/running.json lists, and the file removed; none when there is no file. A file
 // that cannot be read is an error, and is left for the operator to look at.
 expected<std::vector<running_item>> take_running(const std::string& dir);
