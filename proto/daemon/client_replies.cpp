@@ -13,6 +13,16 @@ void reply_error(connection_self self, int code, std::string message, const nloh
   write_line(self, rpc::error_line(rpc::error{code, std::move(message), id, std::move(data)}));
 }
 
+void reply_failure(connection_self self, const failure& f, const nlohmann::json& id) {
+  write_line(self, rpc::error_line(rpc::error_from(f, id)));
+}
+
+void call_answered(connection_self self) {
+  --self->state.calls_pending;
+  self->state.last_activity = std::chrono::steady_clock::now();
+  hang_up_when_answered(self);
+}
+
 void notify(connection_self self, const std::string& method, const nlohmann::json& params) {
   write_line(self, rpc::notification_line(method, params));
 }

@@ -22,7 +22,14 @@ void write_line(connection_self self, std::string line);
 void reply_error(connection_self self, int code, std::string message, const nlohmann::json& id,
                  nlohmann::json data = nullptr);
 
+// The error answer for `f`: its code and kind from the failure's kind (rpc::error_from).
+void reply_failure(connection_self self, const failure& f, const nlohmann::json& id);
+
 void notify(connection_self self, const std::string& method, const nlohmann::json& params);
+
+// A call counted in calls_pending has had its answer written: no longer in flight, and
+// the connection was active.
+void call_answered(connection_self self);
 
 // False, having answered with the unknown member's name, when r has a param not in `allowed`.
 bool only_params(connection_self self, const rpc::request& r, std::initializer_list<const char*> allowed);

@@ -22,7 +22,6 @@ json data_params(const std::string& id, const std::string& bytes) {
   return p;
 }
 
-
 // Returns false when the event belongs to a session whose opening reply is still on its
 // way: then it is kept and replayed once the session has its id.
 bool known_session(connection_self self, std::uint64_t number, early_session_event ev) {
@@ -36,7 +35,6 @@ void quit_if_closed(connection_self self) {
   if (self->state.phase == connection_phase::closed && self->state.opening == 0)
     self->quit(caf::exit_reason::user_shutdown);
 }
-
 
 void replay_early(connection_self self, std::uint64_t number) {
   auto it = self->state.early.find(number);
@@ -85,6 +83,12 @@ void session_open_done(connection_self self, const json& id, bool terminal, sess
 }
 
 } // namespace
+
+std::optional<failure> no_session_slot(const client_connection_state& st) {
+  if (st.sessions.size() + st.opening < st.info->max_execs_per_client) return std::nullopt;
+  return make_failure(failure_kind::limit_exceeded,
+                      "at most " + std::to_string(st.info->max_execs_per_client) + " sessions may be open on one connection");
+}
 
 client_session& add_session(connection_self self, std::uint64_t number, caf::actor actor, bool terminal) {
   auto& st = self->state;
@@ -184,10 +188,7 @@ void relay(connection_self self, session_ended& e) {
 
 void session_open(connection_self self, const rpc::request& r) {
   auto& st = self->state;
-  if (st.sessions.size() + st.opening >= st.info->max_execs_per_client)
-    return reply_error(self, rpc::kLimitExceeded,
-                       "at most " + std::to_string(st.info->max_execs_per_client) + " sessions may be open on one connection",
-                       r.id, {{"kind", to_string(failure_kind::limit_exceeded)}});
+  if (auto full = no_session_slot(st)) return reply_failure(self, *full, r.id);
   auto kind = r.params.find("kind");
   std::string k = kind != r.params.end() && kind->is_string() ? kind->get<std::string>() : "";
   auto id = r.id;
@@ -235,7 +236,7 @@ void session_write(connection_self self, const rpc::request& r) {
     bytes = std::move(*decoded);
   }
   auto id = r.id;
-  if (!s->writer) return write_line(self, rpc::error_line(rpc::error_from(viewer_only(*s, "write to"), id)));
+  if (!s->writer) return reply_failure(self, viewer_only(*s, "write to"), id);
   if (s->terminal) {
     self->send(s->actor, input_atom::value, std::move(bytes));
     return write_line(self, rpc::response_line(id, {{"written", true}}));
@@ -259,7 +260,7 @@ void session_resize(connection_self self, const rpc::request& r) {
   auto* s = find_session(self, r);
   if (!s) return;
   if (!s->terminal) return reply_error(self, rpc::kInvalidParams, "session.resize applies to terminal sessions only", r.id);
-  if (!s->writer) return write_line(self, rpc::error_line(rpc::error_from(viewer_only(*s, "resize"), r.id)));
+  if (!s->writer) return reply_failure(self, viewer_only(*s, "resize"), r.id);
   auto rows = r.params.find("rows");
   auto cols = r.params.find("cols");
   if (rows == r.params.end() || cols == r.params.end())

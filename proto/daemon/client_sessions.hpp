@@ -4,6 +4,9 @@
 // is kept and replayed once the session has its id.
 #pragma once
 
+#include <optional>
+
+#include "config/failure.hpp"
 #include "proto/daemon/client_replies.hpp"
 #include "proto/jsonrpc/jsonrpc.hpp"
 
@@ -19,6 +22,8 @@ void session_close(connection_self self, const rpc::request& r);
 // (A workspace's terminal is detached from first: detach_terminals.)
 void end_session(connection_self self, const client_session& s);
 
+// Why this connection may open or attach no more sessions, if it may not.
+std::optional<failure> no_session_slot(const client_connection_state& st);
 // Gives session `number` this connection's next id ("s3") and routes its events to it.
 client_session& add_session(connection_self self, std::uint64_t number, caf::actor actor, bool terminal);
 // This connection's session named by params.session, or null after answering the error.

@@ -20,19 +20,9 @@ using nlohmann::json;
 // The registry and a terminal answer from memory.
 constexpr std::chrono::seconds kAttachBound{10};
 
-void fail(connection_self self, const failure& f, const json& id) {
-  write_line(self, rpc::error_line(rpc::error_from(f, id)));
-}
-
-// The call is answered (or its connection gone): it no longer counts as in flight.
-void answered(connection_self self) {
-  --self->state.calls_pending;
-  self->state.last_activity = std::chrono::steady_clock::now();
-  hang_up_when_answered(self);
-}
-
 failure already_attached(const terminal_found& found, const client_session& as) {
-  return make_failure(failure_kind::conflict, "terminal " + found.listing.id + " is already attached on this connection as " + as.id);
+  return make_failure(failure_kind::conflict,
+                      "terminal " + found.listing.id + " is already attached on this connection as " + as.id);
 }
 
 // The terminal said yes: from now on this connection hears it under a session id of its own.
@@ -43,7 +33,7 @@ void attached(connection_self self, const json& id, const terminal_found& found,
     return;
   }
   if (auto known = st.sessions.find(found.number); known != st.sessions.end())
-    return fail(self, already_attached(found, known->second), id);  // two attaches raced: the first holds it
+    return reply_failure(self, already_attached(found, known->second), id);  // two attaches raced: the first holds it
   auto& s = add_session(self, found.number, found.actor, true);
   s.resident = true;
   s.writer = a.writer;
@@ -67,50 +57,49 @@ failure viewer_only(const client_session& s, const char* what) {
 void attach_terminal(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "terminal", "writer", "take_over"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   std::string terminal;
   bool writer = true, take_over = false;
   if (auto it = r.params.find("terminal"); it != r.params.end())
-    if (auto s = read_into(string_param(*it, "terminal"), terminal); !s) return fail(self, s.error(), r.id);
+    if (auto s = read_into(string_param(*it, "terminal"), terminal); !s) return reply_failure(self, s.error(), r.id);
   if (auto it = r.params.find("writer"); it != r.params.end())
-    if (auto s = read_into(bool_param(*it, "writer"), writer); !s) return fail(self, s.error(), r.id);
+    if (auto s = read_into(bool_param(*it, "writer"), writer); !s) return reply_failure(self, s.error(), r.id);
   if (auto it = r.params.find("take_over"); it != r.params.end())
-    if (auto s = read_into(bool_param(*it, "take_over"), take_over); !s) return fail(self, s.error(), r.id);
+    if (auto s = read_into(bool_param(*it, "take_over"), take_over); !s) return reply_failure(self, s.error(), r.id);
   auto& st = self->state;
-  if (st.sessions.size() + st.opening >= st.info->max_execs_per_client)
-    return fail(self,
-                make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(st.info->max_execs_per_client) +
-                                                               " sessions may be open on one connection"),
-                r.id);
+  if (auto full = no_session_slot(st)) return reply_failure(self, *full, r.id);
   ++st.calls_pending;
   auto id = r.id;
   auto lost = [=](caf::error& e) {
-    fail(self, make_failure(failure_kind::internal, "workspace.attach: no answer: " + self->system().render(e)), id);
-    answered(self);
+    reply_failure(self, make_failure(failure_kind::internal, "workspace.attach: no answer: " + self->system().render(e)),
+                  id);
+    call_answered(self);
   };
   self->request(st.info->workspaces, kAttachBound, ws_term_atom::value, std::move(*ref), connection_principal(self),
                 std::move(terminal))
       .then(
           [=](terminal_found& found) {
             if (!found.ok) {
-              fail(self, found.error, id);
-              return answered(self);
+              reply_failure(self, found.error, id);
+              return call_answered(self);
             }
             if (auto known = self->state.sessions.find(found.number); known != self->state.sessions.end()) {
-              fail(self, already_attached(found, known->second), id);
-              return answered(self);
+              reply_failure(self, already_attached(found, known->second), id);
+              return call_answered(self);
             }
             self->request(found.actor, kAttachBound, attach_atom::value, caf::actor{self}, writer, take_over)
                 .then(
                     [=](terminal_attached& a) {
-                      if (!a.ok) fail(self, a.error, id);
+                      if (!a.ok) reply_failure(self, a.error, id);
                       else attached(self, id, found, a);
-                      answered(self);
+                      call_answered(self);
                     },
                     [=](caf::error&) {
                       // The terminal ended between the lookup and the attach.
-                      fail(self, make_failure(failure_kind::not_found, "terminal " + found.listing.id + " has ended"), id);
-                      answered(self);
+                      reply_failure(self,
+                                    make_failure(failure_kind::not_found, "terminal " + found.listing.id + " has ended"),
+                                    id);
+                      call_answered(self);
                     });
           },
           lost);
@@ -131,11 +120,12 @@ void session_detach(connection_self self, const rpc::request& r) {
   auto* s = find_session(self, r);
   if (!s) return;
   if (!s->resident)
-    return fail(self,
-                make_failure(failure_kind::invalid_request, "session " + s->id +
-                                                                " is not a workspace's terminal: only those live on "
-                                                                "detached (session.close ends the others)"),
-                r.id);
+    return reply_failure(self,
+                         make_failure(failure_kind::invalid_request,
+                                      "session " + s->id +
+                                          " is not a workspace's terminal: only those live on detached (session.close "
+                                          "ends the others)"),
+                         r.id);
   auto sid = s->id;
   self->send(s->actor, detach_atom::value, caf::actor{self});
   forget_session(self, self->state.session_ids.at(sid));

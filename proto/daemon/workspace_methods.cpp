@@ -26,10 +26,6 @@ constexpr std::chrono::seconds kTreeBound{120};
 // million entries and gigabytes on this machine class.
 constexpr std::chrono::seconds kArchiveBound{600};
 
-void fail(connection_self self, const failure& f, const json& id) {
-  write_line(self, rpc::error_line(rpc::error_from(f, id)));
-}
-
 // What went wrong in a reply, if anything (a list cannot fail).
 template <class Reply>
 const failure* failed(const Reply& reply) {
@@ -49,25 +45,22 @@ void ask(connection_self self, const rpc::request& r, std::chrono::seconds bound
   self->request(st.info->workspaces, bound, std::forward<Ts>(xs)...)
       .then(
           [=](Reply& reply) {
-            --self->state.calls_pending;
-            self->state.last_activity = std::chrono::steady_clock::now();
-            if (auto* f = failed(reply)) fail(self, *f, id);
+            if (auto* f = failed(reply)) reply_failure(self, *f, id);
             else write_line(self, rpc::response_line(id, on_reply(reply)));
-            hang_up_when_answered(self);
+            call_answered(self);
           },
           [=](caf::error& e) {
-            --self->state.calls_pending;
-            fail(self,
-                 make_failure(failure_kind::internal, method + ": the workspace registry did not answer: " +
-                                                          self->system().render(e)),
-                 id);
-            hang_up_when_answered(self);
+            reply_failure(self,
+                          make_failure(failure_kind::internal, method + ": the workspace registry did not answer: " +
+                                                                   self->system().render(e)),
+                          id);
+            call_answered(self);
           });
 }
 
 void create(connection_self self, const rpc::request& r) {
   auto options = workspace_options_from_json(r.params);
-  if (!options) return fail(self, options.error(), r.id);
+  if (!options) return reply_failure(self, options.error(), r.id);
   auto bound = options->from_snapshot.empty() ? kRegistryBound : kArchiveBound;
   ask<workspace_reply>(self, r, bound, [](workspace_reply& w) { return to_json(w.info); },
                        ws_create_atom::value, std::move(*options), connection_principal(self));
@@ -88,7 +81,7 @@ void list(connection_self self, const rpc::request& r) {
 void inspect(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); }, ws_get_atom::value,
                        std::move(*ref), connection_principal(self));
 }
@@ -96,10 +89,10 @@ void inspect(connection_self self, const rpc::request& r) {
 void end(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "keep_files"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   bool keep = false;
   if (auto it = r.params.find("keep_files"); it != r.params.end())
-    if (auto s = read_into(bool_param(*it, "keep_files"), keep); !s) return fail(self, s.error(), r.id);
+    if (auto s = read_into(bool_param(*it, "keep_files"), keep); !s) return reply_failure(self, s.error(), r.id);
   ask<workspace_reply>(
       self, r, kRegistryBound,
       [keep](workspace_reply& w) {
@@ -116,7 +109,7 @@ template <class Atom>
 void pause_or_resume(connection_self self, const rpc::request& r, Atom atom) {
   if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   ask<workspace_reply>(self, r, kRegistryBound, [](workspace_reply& w) { return to_json(w.info); }, atom, std::move(*ref),
                        connection_principal(self));
 }
@@ -124,7 +117,7 @@ void pause_or_resume(connection_self self, const rpc::request& r, Atom atom) {
 void processes(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   ask<process_list>(
       self, r, kRegistryBound,
       [](process_list& l) {
@@ -138,7 +131,7 @@ void processes(connection_self self, const rpc::request& r) {
 void terminals(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   ask<terminal_list>(
       self, r, kRegistryBound,
       [](terminal_list& l) {
@@ -152,14 +145,15 @@ void terminals(connection_self self, const rpc::request& r) {
 void kill(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "pid", "signal"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   auto it = r.params.find("pid");
   if (it == r.params.end() || !it->is_number_integer() || it->get<long long>() < 2 || it->get<long long>() > 4194304)
-    return fail(self, bad_param("pid", "given: the pid of a process in the workspace, as workspace.ps lists it"), r.id);
+    return reply_failure(self, bad_param("pid", "given: the pid of a process in the workspace, as workspace.ps lists it"),
+                         r.id);
   int pid = static_cast<int>(it->get<long long>());
   int sig = SIGTERM;
   if (auto s = r.params.find("signal"); s != r.params.end())
-    if (auto read = read_into(signal_param(*s, "signal"), sig); !read) return fail(self, read.error(), r.id);
+    if (auto read = read_into(signal_param(*s, "signal"), sig); !read) return reply_failure(self, read.error(), r.id);
   ask<workspace_reply>(
       self, r, kRegistryBound,
       [pid, sig](workspace_reply&) { return json{{"pid", pid}, {"signal", sig}, {"sent", true}}; },
@@ -168,13 +162,13 @@ void kill(connection_self self, const rpc::request& r) {
 
 void files(connection_self self, const rpc::request& r, const std::string& op) {
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   auto call = file_call_from_json(op, r.params);
   if (!call) {
     // An unknown op is an unknown method, as any other name the daemon does not serve.
     if (call.error().message.rfind("no file operation", 0) == 0)
       return reply_error(self, rpc::kMethodNotFound, "unknown method \"" + r.method + "\"", r.id);
-    return fail(self, call.error(), r.id);
+    return reply_failure(self, call.error(), r.id);
   }
   auto asked = *call;
   ask<file_reply>(self, r, kTreeBound, [asked](file_reply& f) { return to_json(asked, f, kWorkspaceMountAt); },
@@ -184,11 +178,12 @@ void files(connection_self self, const rpc::request& r, const std::string& op) {
 void mark(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "label"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   auto it = r.params.find("label");
-  if (it == r.params.end()) return fail(self, bad_param("label", "given: a name for the mark (a-z 0-9 . _ -)"), r.id);
+  if (it == r.params.end())
+    return reply_failure(self, bad_param("label", "given: a name for the mark (a-z 0-9 . _ -)"), r.id);
   auto label = string_param(*it, "label");
-  if (!label) return fail(self, label.error(), r.id);
+  if (!label) return reply_failure(self, label.error(), r.id);
   ask<changes_reply>(self, r, kTreeBound, [](changes_reply& c) { return json{{"mark", c.mark}, {"scanned", c.scanned}}; },
                      ws_mark_atom::value, std::move(*ref), connection_principal(self), std::move(*label));
 }
@@ -196,10 +191,10 @@ void mark(connection_self self, const rpc::request& r) {
 void changes(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace", "since"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   std::string since = "creation";
   if (auto it = r.params.find("since"); it != r.params.end())
-    if (auto s = read_into(string_param(*it, "since"), since); !s) return fail(self, s.error(), r.id);
+    if (auto s = read_into(string_param(*it, "since"), since); !s) return reply_failure(self, s.error(), r.id);
   ask<changes_reply>(self, r, kTreeBound, [](changes_reply& c) { return to_json(c, kWorkspaceMountAt); },
                      ws_changes_atom::value, std::move(*ref), connection_principal(self), std::move(since));
 }
@@ -207,7 +202,7 @@ void changes(connection_self self, const rpc::request& r) {
 void snapshot(connection_self self, const rpc::request& r) {
   if (!only_params(self, r, {"workspace"})) return;
   auto ref = workspace_ref_param(r.params);
-  if (!ref) return fail(self, ref.error(), r.id);
+  if (!ref) return reply_failure(self, ref.error(), r.id);
   ask<snapshot_reply>(self, r, kArchiveBound, [](snapshot_reply& s) { return to_json(s.record); }, ws_snap_atom::value,
                       std::move(*ref), connection_principal(self));
 }
@@ -229,9 +224,10 @@ template <class Atom>
 void one_snapshot(connection_self self, const rpc::request& r, Atom atom, bool removing) {
   if (!only_params(self, r, {"snapshot"})) return;
   auto it = r.params.find("snapshot");
-  if (it == r.params.end()) return fail(self, bad_param("snapshot", "given: a snapshot id (s- and 12 hex digits)"), r.id);
+  if (it == r.params.end())
+    return reply_failure(self, bad_param("snapshot", "given: a snapshot id (s- and 12 hex digits)"), r.id);
   auto id = string_param(*it, "snapshot");
-  if (!id) return fail(self, id.error(), r.id);
+  if (!id) return reply_failure(self, id.error(), r.id);
   ask<snapshot_reply>(
       self, r, kRegistryBound,
       [removing](snapshot_reply& s) {
@@ -252,7 +248,7 @@ bool workspace_method(connection_self self, const rpc::request& r) {
   static const std::string files_prefix = "workspace.files.";
   if (r.method.rfind("workspace.", 0) != 0 && r.method.rfind("snapshot.", 0) != 0) return false;
   if (!self->state.info->workspaces) {
-    fail(self, make_failure(failure_kind::refused, "this daemon keeps no workspaces"), r.id);
+    reply_failure(self, make_failure(failure_kind::refused, "this daemon keeps no workspaces"), r.id);
     return true;
   }
   if (r.method == "workspace.create") create(self, r);
