@@ -111,8 +111,8 @@ caf::actor tree_worker(self_ptr self, const std::string& root) {
 }
 
 // The registry may lend the workspace again: its execution ended, or never started.
-void return_workspace(self_ptr self, const workspace_loan& lent, bool left_running = false) {
-  self->send(self->state.config.workspaces, ws_return_atom::value, lent.workspace, lent.loan, left_running);
+void return_workspace(self_ptr self, const workspace_loan& lent) {
+  self->send(self->state.config.workspaces, ws_return_atom::value, lent.workspace, lent.loan, lent.left_running);
 }
 
 workspace_loan loan_of(const workspace_borrowed& lent) { return {lent.id, lent.loan}; }
@@ -122,16 +122,13 @@ void give_back(self_ptr self, const caf::actor_addr& exec) {
   auto& st = self->state;
   auto lent = st.borrowed.find(exec);
   if (lent == st.borrowed.end()) return;
-  return_workspace(self, lent->second, lent->second.left_running);
+  return_workspace(self, lent->second);
   st.borrowed.erase(lent);
 }
 
 // What a session runs, as the workspace's journal names it.
-template <class Request>
-std::vector<std::string> session_argv(const Request& r) {
-  if (r.argv.empty()) return {"/bin/sh"};  // a terminal's default
-  return r.argv;
-}
+std::vector<std::string> session_argv(const session_request& r) { return r.argv; }
+std::vector<std::string> session_argv(const terminal_request& r) { return terminal_program(r); }
 
 // What an execution runs, as the journal names it: its argv, or its language and the start
 // of its code.
@@ -182,7 +179,7 @@ void keep_in_workspace(self_ptr self, session_opened& opened, const workspace_lo
   opened.terminal = resident_terminal_id(opened.number);
   opened.workspace = lent.workspace;
   self->send(self->state.config.workspaces, ws_resident_atom::value, lent.workspace, lent.loan, opened.session,
-             opened.number, session_argv(r));
+             opened.number, terminal_program(r));
 }
 
 template <class Request, class... Owner>
@@ -199,7 +196,7 @@ caf::result<session_opened> open(self_ptr self, const Request& request, const ch
       return;
     }
     auto opened = open_admitted(self, request, *ctx, tag, &lent, owner...);
-    if constexpr (std::is_same_v<Request, terminal_request>)
+    if constexpr (terminal)
       if (opened.ok && lent.holder) keep_in_workspace(self, opened, loan_of(lent), request);
     reply.deliver(std::move(opened));
   });
@@ -233,14 +230,13 @@ void list_changes(self_ptr self, const std::string& work_dir, std::shared_ptr<co
 void launch(self_ptr self, execution_plan plan, caf::typed_response_promise<exec_outcome> reply) {
   auto& st = self->state;
   execution_env env{st.config.launcher, st.config.make_lease, st.warm_pool, st.warm_tier};
-  auto workspace = plan.workspace;
   workspace_loan lent{plan.workspace, plan.workspace_loan, plan.leave_running};
   auto before = plan.changes_before;
   auto work_dir = plan.work_dir;
   auto exec = self->spawn(execution, std::move(plan), std::move(env));
   self->monitor(exec);
   st.running.insert(exec);
-  if (workspace.empty()) {
+  if (lent.workspace.empty()) {
     reply.delegate(exec, run_atom::value);
     return;
   }

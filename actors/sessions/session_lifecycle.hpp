@@ -16,13 +16,12 @@
 // the kinds move it only where their own input decides (a stdio session's graceful close).
 #pragma once
 
-#include <vector>
-
 #include <chrono>
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/system_messages.hpp>

@@ -197,10 +197,15 @@ caf::behavior terminal_session(self_ptr self, execution_plan exec, terminal_requ
 
 } // namespace
 
+std::vector<std::string> terminal_program(const terminal_request& request) {
+  if (request.argv.empty()) return {"/bin/sh"};
+  return request.argv;
+}
+
 expected<caf::actor> open_session(caf::actor_system& system, const terminal_request& request, session_opening at) {
   if (request.rows == 0 || request.cols == 0)
     return make_failure(failure_kind::invalid_request, "a terminal needs at least one row and one column");
-  auto argv = request.argv.empty() ? std::vector<std::string>{"/bin/sh"} : request.argv;
+  auto argv = terminal_program(request);
   auto env = request.env;
   if (!env.count("TERM")) env["TERM"] = "xterm-256color";
   auto exec = plan_session_child(request, std::move(argv), std::move(env), at);

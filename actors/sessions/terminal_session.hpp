@@ -8,6 +8,9 @@
 // actors/sessions/session_messages.hpp.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
@@ -15,6 +18,9 @@
 #include "actors/sessions/session_planning.hpp"
 
 namespace corral {
+
+// What a terminal runs: its argv, or /bin/sh when it names none.
+std::vector<std::string> terminal_program(const terminal_request& request);
 
 // Validates the request, plans it as an execution (TERM defaults to xterm-256color, the
 // program to /bin/sh) and spawns the terminal, or says why it cannot run.

@@ -2,6 +2,8 @@
 // can say what was lost when this one died (tiers/workspace/running_journal.hpp). Written
 // on the registry's thread at each change: a borrow, its return, a terminal kept or gone,
 // the background processes listed again. One pwrite in place each, not synced.
+#include <functional>
+
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
@@ -12,8 +14,20 @@ namespace corral::registry {
 
 namespace {
 
-// Listing the processes reads /proc for each member of the cgroup: bounded like ps.
-constexpr std::chrono::seconds kListBound{10};
+// Listing the processes reads /proc for each member of the cgroup; ps has always waited
+// this long for its holder.
+constexpr std::chrono::seconds kListBound{30};
+
+// Left running by an ended step (reparented to the workspace's init), as just listed.
+void note_background(workspace_entry& e, const process_list& listed) {
+  // The others belong to a step or a terminal, journaled as such.
+  std::vector<running_item> now;
+  auto seen = unix_now();
+  for (auto& p : listed.items)
+    if (p.ppid == 1) now.push_back({"process", {}, {}, p.pid, p.command, seen});
+  e.background = std::move(now);
+  journal(e);
+}
 
 } // namespace
 
@@ -54,27 +68,23 @@ void note_lost(workspace_entry& e) {
   if (auto s = write_record(e.dir, e.record); !s) spdlog::warn("workspace {}: {}", e.record.id, s.error().message);
 }
 
-void note_background(workspace_entry& e, const process_list& listed) {
-  // Left running by an ended step: reparented to the workspace's init. The others belong to
-  // a step or a terminal, journaled as such.
-  std::vector<running_item> now;
-  auto seen = unix_now();
-  for (auto& p : listed.items)
-    if (p.ppid == 1) now.push_back({"process", {}, {}, p.pid, p.command, seen});
-  e.background = std::move(now);
-  journal(e);
-}
-
-void refresh_background(self_ptr self, const std::string& id) {
+void list_processes(self_ptr self, const std::string& id, std::function<void(process_list)> then) {
   auto it = self->state.entries.find(id);
-  if (it == self->state.entries.end() || !it->second.holder) return;
+  if (it == self->state.entries.end() || !it->second.holder) return then(process_list{true, {}, {}});
   self->request(it->second.holder, kListBound, pids_atom::value)
       .then(
           [=](process_list& listed) {
             auto e = self->state.entries.find(id);
             if (e != self->state.entries.end() && listed.ok) note_background(e->second, listed);
+            then(std::move(listed));
           },
-          [](caf::error&) {});
+          [=](caf::error& err) {
+            then(process_list{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
+          });
+}
+
+void refresh_background(self_ptr self, const std::string& id) {
+  list_processes(self, id, [](process_list) {});
 }
 
 } // namespace corral::registry

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -88,10 +89,11 @@ void take_back(workspace_entry& e, std::uint64_t loan);
 void journal(workspace_entry& e);
 // At adoption: what the journal lists was lost with the runtime that served it.
 void note_lost(workspace_entry& e);
-// Lists its background processes again (its holder's cgroup) for the journal; or takes a
-// list just made.
+// The processes in a workspace (its holder's cgroup; none without a holder), to `then`;
+// those left running by ended steps go into the journal on the way.
+void list_processes(self_ptr self, const std::string& id, std::function<void(process_list)> then);
+// The same for the journal alone.
 void refresh_background(self_ptr self, const std::string& id);
-void note_background(workspace_entry& e, const process_list& listed);
 
 // The terminals a workspace keeps (registry_terminals.cpp).
 void keep_terminal(self_ptr self, const std::string& id, std::uint64_t loan, caf::actor terminal, std::uint64_t number,

@@ -2,7 +2,7 @@
 // to the registry by the supervisor as soon as it opens: from then on it counts as the
 // workspace's own process (it does not hold the workspace "running", so pause, snapshot
 // and end go on around it), it outlives the client that opened it, and any client of the
-// same principal finds it again by its id to attach (proto/daemon/workspace_terminals.cpp).
+// same principal finds it again by its id to attach (proto/daemon/terminal_attach.cpp).
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 

@@ -379,17 +379,7 @@ caf::actor spawn_workspace_registry(caf::actor_system& system, workspace_registr
           if (!e) return process_list{false, no_such(ref), {}};
           if (!e->holder) return process_list{true, {}, {}};
           auto rp = self->make_response_promise<process_list>();
-          auto id = e->record.id;
-          self->request(e->holder, kHolderStopBound, pids_atom::value)
-              .then(
-                  [=](process_list& listed) mutable {
-                    auto it = self->state.entries.find(id);
-                    if (it != self->state.entries.end() && listed.ok) note_background(it->second, listed);
-                    rp.deliver(std::move(listed));
-                  },
-                  [=](caf::error& err) mutable {
-                    rp.deliver(process_list{false, make_failure(failure_kind::internal, self->system().render(err)), {}});
-                  });
+          list_processes(self, e->record.id, [rp](process_list listed) mutable { rp.deliver(std::move(listed)); });
           return rp;
         },
         [=](ws_kill_atom, std::string& ref, std::string& principal, int pid, int sig) -> caf::result<workspace_reply> {
