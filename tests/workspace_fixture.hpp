@@ -27,4 +27,16 @@ inline std::string files_of(const test_runtime& t, const std::string& id) {
   return t.rt->workspaces_dir() + "/" + id + "/root";
 }
 
+// A landlock runtime with one fresh workspace (after REQUIRE_LANDLOCK), for the cases that
+// need nothing more.
+struct one_workspace {
+  test_runtime t{workspace_profile(), false};
+  std::string id;
+  one_workspace() {
+    auto w = t.rt->create_workspace({});
+    REQUIRE(w);
+    id = w->record.id;
+  }
+};
+
 } // namespace corral::testing

@@ -55,10 +55,9 @@ bool listed(const std::vector<workspace_process>& ps, const std::string& part) {
 TEST_CASE("a server one execution leaves running in a workspace answers the next over loopback, and is listed and killed",
           "[landlock][workspace][holder]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
 
   // Its output is not redirected: the step's pipes stay with it after the step ends.
   auto start = t.rt->exec(leaving_running(id, "python3 -m http.server 18765 --bind 127.0.0.1 & echo started"));
@@ -110,10 +109,9 @@ TEST_CASE("a server one execution leaves running in a workspace answers the next
 TEST_CASE("without leave_running a background process ends with its execution, and /tmp is the workspace's",
           "[landlock][workspace][holder]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
 
   auto r = t.rt->exec(in_workspace(id, "sleep 3001 & echo kept > /tmp/note; echo $!"));
   REQUIRE(r);
@@ -141,10 +139,9 @@ TEST_CASE("without leave_running a background process ends with its execution, a
 
 TEST_CASE("pause freezes what runs in a workspace and resume lets it go on", "[landlock][workspace][holder]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
 
   REQUIRE(t.rt->exec(leaving_running(id, "sh -c 'while :; do :; done' spinner-7311 >/dev/null 2>&1 &"))->exit_code == 0);
   REQUIRE(eventually([&] { return with_arg("spinner-7311").size() == 1; }));
@@ -278,10 +275,9 @@ TEST_CASE("ending a workspace, or the runtime, leaves no process, cgroup or leas
 TEST_CASE("a program in a workspace reaches neither its init, its step's supervisor nor a host process",
           "[landlock][workspace][holder]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   // A host process of the same kind a workspace runs, outside it.
   pid_t host = ::fork();
   REQUIRE(host >= 0);

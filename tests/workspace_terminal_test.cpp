@@ -236,10 +236,9 @@ TEST_CASE("workspace.attach refuses what it cannot attach, and session.detach on
 TEST_CASE("in the library a workspace's terminal is found again and attached by several, one writing",
           "[workspace][terminal][landlock]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   terminal_request r;
   r.argv = {"sh"};
   r.echo = false;

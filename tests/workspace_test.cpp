@@ -19,21 +19,6 @@ using namespace corral;
 using namespace corral::testing;
 using namespace std::chrono_literals;
 
-namespace {
-
-// A landlock runtime with one fresh workspace (after REQUIRE_LANDLOCK).
-struct one_workspace {
-  test_runtime t{workspace_profile(), false};
-  std::string id;
-  one_workspace() {
-    auto w = t.rt->create_workspace({});
-    REQUIRE(w);
-    id = w->record.id;
-  }
-};
-
-} // namespace
-
 TEST_CASE("a file one execution writes in a workspace, the next reads, and the host sees it there",
           "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
@@ -453,10 +438,9 @@ TEST_CASE("an execution's change scans remember digests beside the files, out of
 
 TEST_CASE("an execution starts where its cwd says, inside the boundary only", "[landlock][workspace]") {
   REQUIRE_LANDLOCK();
-  test_runtime t(workspace_profile(), false);
-  auto w = t.rt->create_workspace({});
-  REQUIRE(w);
-  const auto& id = w->record.id;
+  one_workspace f;
+  auto& t = f.t;
+  const auto& id = f.id;
   REQUIRE(t.rt->exec(in_workspace(id, "mkdir -p /work/src/app && echo here > /work/src/app/f"))->exit_code == 0);
 
   // Relative to the workspace's /work, or absolute in the jail's view; the holder's steps too.
