@@ -472,3 +472,41 @@ TEST_CASE("an execution starts where its cwd says, inside the boundary only", "[
   nul.cwd = std::string("/tmp\0x", 6);
   CHECK(!t.rt->exec(nul));
 }
+
+TEST_CASE("a workspace home shows its files at a second place inside, writable, and a bad home is refused",
+          "[landlock][workspace]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(workspace_profile(), false);
+  workspace_options o;
+  o.home = "/home/user";
+  auto w = t.rt->create_workspace(o);
+  REQUIRE(w);
+  CHECK(w->record.home == "/home/user");
+  auto r = in_workspace(w->record.id, "echo via-home > /home/user/h.txt && cat /work/h.txt && pwd");
+  r.cwd = "/home/user";
+  auto wrote = t.rt->exec(r);
+  REQUIRE(wrote);
+  CHECK(wrote->exit_code == 0);
+  CHECK(wrote->out.data == "via-home\n/home/user\n");
+  // From outside: the one directory holds it.
+  CHECK(read_text(files_of(t, w->record.id) + "/h.txt") == "via-home\n");
+  // The rest of /home stays what the view shows of it: nothing of the host's.
+  auto host_home = t.rt->exec(in_workspace(w->record.id, "ls -A /home"));
+  REQUIRE(host_home);
+  CHECK(host_home->out.data == "user\n");
+  // A second workspace without a home has none.
+  auto plain = t.rt->create_workspace({});
+  REQUIRE(plain);
+  auto none = t.rt->exec(in_workspace(plain->record.id, "test -e /home/user && echo there || echo absent"));
+  REQUIRE(none);
+  CHECK(none->out.data == "absent\n");
+
+  for (const char* bad : {"relative", "/work", "/usr/home", "/proc/x", "/"}) {
+    workspace_options b;
+    b.home = bad;
+    auto refused = t.rt->create_workspace(b);
+    INFO(bad);
+    REQUIRE(!refused);
+    CHECK_THAT(refused.error().message, Catch::Contains("workspace home"));
+  }
+}

@@ -44,6 +44,9 @@ struct launch_request {
   std::vector<std::string> argv;  // argv[0] is resolved by the tier
   std::map<std::string, std::string> env;
   std::string scratch_dir;  // per execution, host path; the working directory
+  // Where the scratch dir appears too, writable, besides /work (a workspace's home: the
+  // holder's view; steps entering it see it there). Empty: nowhere else.
+  std::string home;
   limits effective;         // the profile's limits tightened by the request
   std::string caller_path;  // the caller's PATH, to resolve a bare program name
   bool controlling_tty = false;

@@ -21,6 +21,7 @@ expected<launch_plan> plan_without_step(const tier& boundary, const arming& what
   launch_request placeholder;
   placeholder.argv = {kPlaceholderProgram};
   placeholder.scratch_dir = what.work_dir;
+  placeholder.home = what.home;
   placeholder.effective = what.effective;
   placeholder.caller_path = what.caller_path;
   return boundary.plan(placeholder, grant);

@@ -54,6 +54,7 @@ struct launched_child {
 // holder: its files and budget).
 struct arming {
   std::string work_dir;  // the jail's /work
+  std::string home;      // a workspace's second place for work_dir (launch_request::home)
   limits effective;      // the profile's, which its lease holds
   std::string caller_path;
 };

@@ -119,7 +119,7 @@ void arming_failed(self_ptr self, const std::string& why) {
 void spawn_jail(self_ptr self, std::string id, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch,
                 lease_grant grant) {
   auto& st = self->state;
-  arming what{scratch->path(), st.config.defaults, st.config.caller_path};
+  arming what{.work_dir = scratch->path(), .home = {}, .effective = st.config.defaults, .caller_path = st.config.caller_path};
   auto armed = st.config.launcher->arm(*st.config.boundary, what, grant, self);
   if (!armed) {
     retire(self, 0, lease, scratch);

@@ -85,6 +85,7 @@ void launch_holder(self_ptr self, const lease_acquired& acquired) {
   st.grant = acquired.grant;
   arming what;
   what.work_dir = st.config.root;
+  what.home = st.config.home;
   what.effective = st.config.budget;
   what.caller_path = st.config.env.caller_path;
   auto launched = st.config.env.launcher->hold(*st.config.env.boundary, what, st.grant, self);

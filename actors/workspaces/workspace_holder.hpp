@@ -55,6 +55,7 @@ struct holder_config {
   holder_env env;
   std::string workspace;  // its id
   std::string root;       // host path of its files: the jail's /work
+  std::string home;       // where the jail shows them too (workspace_record::home); "": nowhere
   limits budget;
 };
 

@@ -133,6 +133,9 @@ struct workspace_options {
   std::optional<double> cpu_cores;
   bool keep_files = false;
   std::string from_snapshot;  // a snapshot id of the same principal: the files start as it holds them
+  // A second place its files appear inside, besides /work (the E2B user's /home/user):
+  // absolute, and where a root could go (config/root_layout.hpp). Empty: only /work.
+  std::string home;
 };
 
 enum class workspace_phase : std::uint8_t { ready, snapshotting, restoring, paused };

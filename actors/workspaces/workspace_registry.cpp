@@ -19,6 +19,7 @@
 #include "actors/workspaces/workspace_files.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "actors/workspaces/workspace_snapshots.hpp"
+#include "config/root_layout.hpp"
 #include "config/tighten.hpp"
 
 namespace corral {
@@ -107,6 +108,7 @@ caf::actor holder_of(self_ptr self, workspace_entry& e) {
     hc.env = self->state.config.holding;
     hc.workspace = e.record.id;
     hc.root = paths_of(e).root;
+    hc.home = e.record.home;
     hc.budget = workspace_budget(*self->state.config.prof, e.record);
     e.holder = spawn_workspace_holder(self->system(), std::move(hc));
     self->link_to(e.holder);
@@ -184,6 +186,26 @@ expected<std::int64_t> narrowed(const char* what, std::chrono::milliseconds sett
   return asked->count();
 }
 
+// Whether `home` may be a workspace's second place inside: where a root could go, clear of
+// the profile's roots, and only with a holder (whose view is where it appears).
+std::optional<failure> home_problem(const registry_state& st, const std::string& home, std::string& normalized) {
+  if (!holders_enabled(st))
+    return make_failure(failure_kind::refused, "a workspace home (" + home +
+                                                   ") needs the workspace's holder, which the allowlist network mode "
+                                                   "does not have; use network = \"none\" or \"host\"");
+  if (auto why = inside_path_problem(home, normalized))
+    return make_failure(failure_kind::invalid_request, "workspace home " + home + ": " + *why);
+  for (auto* list : {&st.config.prof->source_roots, &st.config.prof->output_roots})
+    for (auto& r : *list) {
+      auto& v = r.virtual_path;
+      bool overlaps = v == normalized || v.rfind(normalized + "/", 0) == 0 || normalized.rfind(v + "/", 0) == 0;
+      if (overlaps)
+        return make_failure(failure_kind::invalid_request,
+                            "workspace home " + normalized + " overlaps the profile's root at " + v);
+    }
+  return std::nullopt;
+}
+
 caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, const std::string& principal) {
   auto& st = self->state;
   auto refuse = [](failure f) { return workspace_reply{false, std::move(f), {}}; };
@@ -202,6 +224,9 @@ caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, c
   if (st.entries.size() >= set.max_total)
     return refuse(make_failure(failure_kind::limit_exceeded, "at most " + std::to_string(set.max_total) +
                                                                  " workspaces at once ([sandbox.workspaces] max_total)"));
+  std::string home;
+  if (!o.home.empty())
+    if (auto why = home_problem(st, o.home, home)) return refuse(*why);
   auto idle = narrowed("idle_timeout", set.idle_timeout, o.idle_timeout);
   if (!idle) return refuse(idle.error());
   auto life = narrowed("lifetime", set.max_lifetime, o.lifetime);
@@ -229,6 +254,7 @@ caf::result<workspace_reply> create(self_ptr self, const workspace_options& o, c
   r.cpu_cores = effective->cpu_cores;
   r.keep_files = o.keep_files;
   r.from_snapshot = o.from_snapshot;
+  r.home = home;
 
   workspace_entry e;
   e.record = r;

@@ -106,6 +106,7 @@ expected<workspace_options> workspace_options_from_json(const json& params) {
     else if (key == "cpu_cores") read = read_into(positive_number_param(v, key), o.cpu_cores);
     else if (key == "keep_files") read = read_into(bool_param(v, key), o.keep_files);
     else if (key == "from_snapshot") read = read_into(string_param(v, key), o.from_snapshot);
+    else if (key == "home") read = read_into(string_param(v, key), o.home);
     else return unknown(key, "workspace.create");
     if (!read) return read.error();
   }
@@ -122,6 +123,7 @@ json workspace_options_to_json(const workspace_options& o) {
   if (o.cpu_cores) j["cpu_cores"] = *o.cpu_cores;
   if (o.keep_files) j["keep_files"] = true;
   if (!o.from_snapshot.empty()) j["from_snapshot"] = o.from_snapshot;
+  if (!o.home.empty()) j["home"] = o.home;
   return j;
 }
 
@@ -245,6 +247,7 @@ json to_json(const workspace_info& info) {
   if (r.ended) j["ended"] = true;
   j["paused"] = r.paused;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
+  if (!r.home.empty()) j["home"] = r.home;
   if (!r.lost.empty()) {
     json lost = json::array();
     for (auto& i : r.lost) lost.push_back(to_json(i));

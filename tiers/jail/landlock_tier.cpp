@@ -126,6 +126,7 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.landlock_rules.push_back({"/proc", false});
   // The scratch dir before the roots, so a root's inside path may lie below /work.
   rw(request.scratch_dir, kWorkDir);
+  if (!request.home.empty()) rw(request.scratch_dir, request.home);
   // Outer roots before inner ones: a prefix sorts first (check_root_layout made sure the
   // inner mount point exists in the outer root).
   std::vector<const root_grant*> roots;

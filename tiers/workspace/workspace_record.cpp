@@ -30,6 +30,7 @@ std::string record_json(const workspace_record& r) {
   if (r.pids) j["pids"] = *r.pids;
   if (r.cpu_cores) j["cpu_cores"] = *r.cpu_cores;
   if (!r.from_snapshot.empty()) j["from_snapshot"] = r.from_snapshot;
+  if (!r.home.empty()) j["home"] = r.home;
   if (!r.lost.empty()) {
     json lost = json::array();
     for (auto& i : r.lost) lost.push_back(to_json(i));
@@ -59,6 +60,7 @@ expected<workspace_record> parse_record(std::string_view text) {
     r.keep_files = j.value("keep_files", false);
     r.paused = j.value("paused", false);
     r.from_snapshot = j.value("from_snapshot", std::string());
+    r.home = j.value("home", std::string());
     r.ended = j.value("ended", false);
     if (j.contains("memory_bytes")) r.memory_bytes = j["memory_bytes"].get<std::uint64_t>();
     if (j.contains("pids")) r.pids = j["pids"].get<std::uint64_t>();

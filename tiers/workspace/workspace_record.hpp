@@ -28,6 +28,7 @@ struct workspace_record {
   std::optional<std::uint64_t> pids;
   std::optional<double> cpu_cores;
   std::string from_snapshot;  // the snapshot its files were restored from; "" if none
+  std::string home;           // where its files also appear inside (workspace_options::home)
   bool keep_files = false;  // ending leaves the files (and the record, marked ended)
   bool ended = false;
   // Paused by its owner: its processes frozen, nothing new starts in it, its idle clock
