@@ -46,5 +46,7 @@ using reattach_atom = caf::atom_constant<caf::atom("reattach")>;
 using detach_atom = caf::atom_constant<caf::atom("detach")>;
 using watch_atom = caf::atom_constant<caf::atom("watch")>;
 using info_atom = caf::atom_constant<caf::atom("info")>;
+// A stdio session's stdin alone ends (EOF after what was sent); the child goes on.
+using stdin_eof_atom = caf::atom_constant<caf::atom("stdineof")>;
 
 } // namespace corral

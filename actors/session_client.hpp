@@ -93,6 +93,8 @@ public:
   const std::vector<network_event>& network() const { return network_; }
 
   void close() { self_->send(handle_.actor, close_atom::value); }
+  // EOF on the child's stdin only: it runs on until it exits.
+  void close_stdin() { self_->send(handle_.actor, stdin_eof_atom::value); }
   void cancel() { self_->send(handle_.actor, cancel_atom::value); }
 
   // Waits for the end, discarding messages still coming.

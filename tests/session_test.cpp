@@ -317,6 +317,31 @@ TEST_CASE("a session reports its child's exit, its stderr tail, and a start fail
   CHECK(mend->detail.find("/nonexistent/server") != std::string::npos);
 }
 
+TEST_CASE("closing only stdin lets the child finish on its own, past the close grace", "[session][host]") {
+  test_runtime t;
+  session_request r;
+  // Reads to EOF, then outlives the grace a close would give it, then exits 7.
+  r.argv = {"sh", "-c", "cat; sleep 0.6; echo after-eof; exit 7"};
+  r.framing = framing_mode::raw;
+  r.close_grace = 100ms;
+  auto s = open_or_fail(*t.rt, r);
+  REQUIRE(s->send("piped\n"));
+  s->close_stdin();
+  std::string out;
+  while (out.find("after-eof") == std::string::npos) {
+    auto m = s->receive(10s);
+    if (!m) break;
+    out += *m;
+  }
+  CHECK(out == "piped\nafter-eof\n");
+  auto end = s->wait_ended(10s);
+  REQUIRE(end);
+  CHECK(end->reason == session_end_reason::exited);
+  CHECK(end->exit_code == 7);
+  // The input is closed: a later send is refused, not lost silently.
+  CHECK(!s->send("late"));
+}
+
 TEST_CASE("the owner's death cancels its session", "[session][host]") {
   test_runtime t;
   session_request r;

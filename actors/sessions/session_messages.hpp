@@ -7,6 +7,8 @@
 //        the session no longer running)
 //   (ack_atom, std::uint64_t n)                        the owner can take n more messages
 //   (close_atom)                                       graceful: EOF on stdin, grace, terminate
+//   (stdin_eof_atom)                                   EOF on stdin after what was sent; the
+//                                                      child runs on (E2B's CloseStdin)
 //   (cancel_atom)                                      terminate now through the lease
 //   (info_atom) -> session_info
 // To its owner, in this order and never dropped:

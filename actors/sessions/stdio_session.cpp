@@ -22,6 +22,8 @@ using clock_type = std::chrono::steady_clock;
 // without starting the child, dropping the request sent just before it.
 //
 //   open ──close (owner EOF, idle)──▶ eof_queued ──EOF written after the queued input──▶ closed
+//   open ──stdin_eof──▶ eof_queued ──▶ closed, as above but without the grace: only the
+//        input ends, the child runs on (a later close starts the grace then)
 //   open ──the pipe broke / the child exited──▶ closed
 //
 // Event orders for a client that sends, then closes (all handled without loss):
@@ -56,6 +58,9 @@ struct stdio_session_state : session_kind {
   std::uint64_t messages_out = 0;
   clock_type::time_point last_output;
 
+  // Whether EOF on stdin starts the grace (a close) or only ends the input (stdin_eof).
+  bool grace_after_eof = true;
+  bool grace_started = false;
   // Input: bytes handed to the loop and not yet written, and the sends waiting on them.
   std::uint64_t in_flight = 0;
   std::deque<caf::typed_response_promise<session_reply>> waiting_sends;
@@ -105,6 +110,13 @@ void deliver_pending(self_ptr self, bool regardless_of_credit) {
   }
 }
 
+void start_grace(self_ptr self) {
+  auto& st = self->state;
+  if (st.grace_started) return;
+  st.grace_started = true;
+  self->delayed_send(self, st.options.close_grace, grace_atom::value);
+}
+
 // Posts EOF behind the input already written and starts the grace; before io_spawned the
 // input still waits in the lifecycle's queue, so io_spawned does this after flushing it.
 void send_eof(self_ptr self) {
@@ -112,7 +124,7 @@ void send_eof(self_ptr self) {
   if (st.input != stdin_phase::eof_queued || !st.child.spawned()) return;
   st.input = stdin_phase::closed;
   st.child.io().close_stdin(st.child.process());
-  self->delayed_send(self, st.options.close_grace, grace_atom::value);
+  if (st.grace_after_eof) start_grace(self);
 }
 
 // Ends the session gracefully: closes stdin (after what was sent before) and waits the
@@ -121,11 +133,13 @@ void close_gracefully(self_ptr self, session_end_reason why) {
   auto& st = self->state;
   if (st.child.phase() == session_phase::closed) return;
   st.child.offer_reason(why);
+  st.grace_after_eof = true;
   if (st.input == stdin_phase::open) st.input = stdin_phase::eof_queued;
   // Still starting: the child is launched all the same, so what was sent reaches it.
   if (st.child.phase() == session_phase::starting) return;
   st.child.begin_draining();
   send_eof(self);  // unless EOF went already: then the grace (or the child's exit) ends it
+  if (st.input == stdin_phase::closed) start_grace(self);  // EOF went with stdin_eof: no grace yet
 }
 
 void regrant(self_ptr self) {
@@ -190,8 +204,9 @@ session_streams stdio_session_state::streams() {
 void stdio_session_state::on_spawned() {
   last_activity = clock_type::now();
   if (input == stdin_phase::eof_queued) {
-    // Closed while starting: draining from here, EOF behind the input just flushed.
-    child.begin_draining();
+    // Closed while starting: draining from here, EOF behind the input just flushed. Only
+    // the input ended (stdin_eof): EOF, and the child runs on.
+    if (grace_after_eof) child.begin_draining();
     return send_eof(self);
   }
   if (child.phase() == session_phase::draining) child.terminate();
@@ -296,6 +311,13 @@ caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request 
         regrant(self);
       },
       [=](close_atom) { close_gracefully(self, session_end_reason::closed); },
+      [=](stdin_eof_atom) {
+        auto& s = self->state;
+        if (s.child.phase() == session_phase::closed || s.input != stdin_phase::open) return;
+        s.grace_after_eof = false;
+        s.input = stdin_phase::eof_queued;
+        send_eof(self);  // before io_spawned: on_spawned sends it after the queued input
+      },
       [=](grace_atom) {
         auto& s = self->state;
         if (s.child.phase() != session_phase::closed && !s.child.ending_started()) s.child.terminate();
