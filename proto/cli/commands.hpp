@@ -18,6 +18,7 @@ int serve_command(const std::vector<std::string>& args);
 int mcp_command(const std::vector<std::string>& args);
 int shell_command(const std::vector<std::string>& args);
 int workspace_command(const std::vector<std::string>& args);
+int e2b_command(const std::vector<std::string>& args);
 
 // Logging: quiet by default, debug with -v. Always on stderr: stdout is the program's.
 void configure_logging(bool verbose);

@@ -19,6 +19,8 @@ commands:
   shell     an interactive terminal inside the boundary (corral shell --help)
   workspace persistent /work dirs in the daemon that commands build on (alias ws;
             corral workspace --help)
+  e2b       the API keys of the E2B-compatible API that `serve --e2b-listen` serves
+            (corral e2b key add|ls|rm)
   help      this text
 
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   if (command == "mcp") return corral::cli::mcp_command(args);
   if (command == "shell") return corral::cli::shell_command(args);
   if (command == "workspace" || command == "ws") return corral::cli::workspace_command(args);
+  if (command == "e2b") return corral::cli::e2b_command(args);
   std::cerr << "corral: unknown command '" << command << "'\n" << kUsage;
   return 2;
 }

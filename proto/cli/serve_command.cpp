@@ -16,6 +16,7 @@ const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio]
                     [--idle-timeout S] [-v]
                     [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM
                      [--node-key-passphrase-file FILE]]
+                    [--e2b-listen HOST:PORT [--e2b-dir DIR] [--e2b-allow-remote]]
 
 Serves JSON-RPC 2.0 (one message per line; see proto/PROTOCOL.md) on a Unix socket and,
 with --stdio, on stdin/stdout. Stops on SIGTERM or SIGINT: nothing new is accepted, each
@@ -50,6 +51,14 @@ as a node for other machines (corral run --nodes; see proto/PROTOCOL.md, "Nodes"
   --node-key-passphrase-file FILE  the key's passphrase, when it is encrypted: one line
                   in a file only this user can read (mode 0600 or stricter)
   --node-ca PEM   the CA that signs every node and every caller, and nothing else
+
+the E2B-compatible API (the E2B SDKs with E2B_API_URL and E2B_SANDBOX_URL set to
+http://HOST:PORT; README, "Use corral with the E2B SDK"):
+  --e2b-listen HOST:PORT  serve it on this TCP address (port 0: any free one; the bound
+                  address is printed on stderr). Plain HTTP: loopback only unless
+                  --e2b-allow-remote (then put a TLS proxy in front)
+  --e2b-dir DIR   its API keys and sandbox records (default: e2b/ beside the workspaces
+                  directory); keys come from `corral e2b key add`
 )";
 
 bool parse_id(const std::string& text, unsigned long& out) {
@@ -112,6 +121,17 @@ int serve_command(const std::vector<std::string>& args) {
         return kExitRefused;
       }
       options.node_credentials.passphrase = std::move(*passphrase);
+    } else if (a == "--e2b-listen" && has_value) {
+      auto where = parse_e2b_address(args[++i]);
+      if (!where) {
+        std::cerr << "corral serve: " << where.error().describe() << "\n";
+        return kExitRefused;
+      }
+      options.e2b_listen = *where;
+    } else if (a == "--e2b-dir" && has_value) {
+      options.e2b_dir = args[++i];
+    } else if (a == "--e2b-allow-remote") {
+      options.e2b_allow_remote = true;
     } else if (a == "--allow-host") {
       allow_host = true;
     } else if (a == "-v" || a == "--verbose") {
@@ -142,6 +162,9 @@ int serve_command(const std::vector<std::string>& args) {
   // Said only once the socket is bound and listening: a refused socket dir ends in an error.
   options.listening = [](const std::string& path) {
     std::cerr << "corral serve: listening on " << path << std::endl;
+  };
+  options.e2b_listening = [](const e2b_listen_address& bound) {
+    std::cerr << "corral serve: E2B API listening on http://" << bound.label() << std::endl;
   };
   options.node_listening = [](const node_address& bound) {
     std::cerr << "corral serve: node listening on " << bound.label() << std::endl;

@@ -1,5 +1,7 @@
 #include "proto/daemon/daemon.hpp"
 
+#include "proto/e2b/api_keys.hpp"
+
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -72,7 +74,27 @@ status run_daemon(runtime_options ro, daemon_options options) {
     spdlog::info("serving as a node on {}", bound.label());
     if (options.node_listening) options.node_listening(bound);
   }
+  std::unique_ptr<e2b_server> e2b;
+  if (options.e2b_listen) {
+    e2b_gateway_config gc;
+    gc.dir = options.e2b_dir.empty() ? default_e2b_dir(rt->workspaces_dir()) : options.e2b_dir;
+    gc.supervisor = rt->supervisor();
+    gc.workspaces = rt->workspaces();
+    gc.settings = rt->frozen_profile().workspaces;
+    gc.network_none = rt->frozen_profile().network == network_mode::none;
+    auto keys = read_keys(gc.dir);
+    if (!keys) return keys.error();
+    if (keys->empty()) spdlog::warn("e2b: no API keys in {} yet: `corral e2b key add` issues one", gc.dir);
+    auto served = e2b_server::start(rt->system(), std::move(gc), *options.e2b_listen, options.e2b_allow_remote);
+    if (!served) return served.error();
+    e2b = std::move(*served);
+    auto bound = *options.e2b_listen;
+    bound.port = e2b->port();
+    spdlog::info("serving the E2B API on {}", bound.label());
+    if (options.e2b_listening) options.e2b_listening(bound);
+  }
   loop.run();
+  e2b.reset();  // no new sandbox calls; their processes end with the runtime
   node.reset();  // no new remote executions while the runtime stops
   // Every client is closed by now, so every execution has been told to cancel; stopping
   // the runtime waits until their leases have finished. The loop outlives the actors.

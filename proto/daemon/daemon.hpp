@@ -19,6 +19,7 @@
 #include "proto/nodes/node_tls.hpp"
 #include "proto/daemon/peer_credentials.hpp"
 #include "proto/daemon/socket_loop.hpp"
+#include "proto/e2b/e2b_server.hpp"
 
 namespace corral {
 
@@ -34,6 +35,11 @@ struct daemon_options {
   node_tls node_credentials;
   std::function<void(const node_address&)> node_listening;  // told the bound address
   std::function<void(const std::string&)> listening;  // told the socket once it accepts
+  // Also the E2B API (proto/e2b/): plain HTTP, loopback unless e2b_allow_remote.
+  std::optional<e2b_listen_address> e2b_listen;
+  bool e2b_allow_remote = false;
+  std::string e2b_dir;  // keys and sandbox records; empty: default_e2b_dir
+  std::function<void(const e2b_listen_address&)> e2b_listening;  // told the bound address
 };
 
 // /run/corral/corral.sock for root, else $XDG_RUNTIME_DIR/corral/corral.sock, else

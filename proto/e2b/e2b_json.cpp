@@ -1,0 +1,208 @@
+#include "proto/e2b/e2b_json.hpp"
+
+#include <ctime>
+#include <thread>
+
+#include <unistd.h>
+
+namespace corral {
+
+using json = nlohmann::json;
+
+namespace {
+
+constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int connect_http_status(const std::string& code) {
+  if (code == "invalid_argument" || code == "failed_precondition" || code == "out_of_range") return 400;
+  if (code == "unauthenticated") return 401;
+  if (code == "permission_denied") return 403;
+  if (code == "not_found" || code == "unimplemented") return code == "not_found" ? 404 : 501;
+  if (code == "already_exists" || code == "aborted") return 409;
+  if (code == "resource_exhausted") return 429;
+  if (code == "unavailable") return 503;
+  if (code == "deadline_exceeded") return 504;
+  return 500;
+}
+
+std::string permissions_string(const std::string& type, std::uint32_t mode) {
+  std::string s(10, '-');
+  s[0] = type == "dir" ? 'd' : type == "symlink" ? 'l' : '-';
+  const char* rwx = "rwxrwxrwx";
+  for (int i = 0; i < 9; ++i)
+    if (mode & (1u << (8 - i))) s[1 + i] = rwx[i];
+  return s;
+}
+
+} // namespace
+
+std::string base64_encode(std::string_view in) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  std::size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    std::uint32_t v = (std::uint8_t(in[i]) << 16) | (std::uint8_t(in[i + 1]) << 8) | std::uint8_t(in[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
+  }
+  if (i + 1 == in.size()) {
+    std::uint32_t v = std::uint8_t(in[i]) << 16;
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += "==";
+  } else if (i + 2 == in.size()) {
+    std::uint32_t v = (std::uint8_t(in[i]) << 16) | (std::uint8_t(in[i + 1]) << 8);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += kAlphabet[(v >> 6) & 63];
+    out += '=';
+  }
+  return out;
+}
+
+std::optional<std::string> base64_decode(std::string_view in) {
+  // Standard and URL-safe alphabets, padding optional (proto3 JSON accepts both).
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+  if (in.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(in.size() * 3 / 4);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    int v = value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | std::uint32_t(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += char((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+std::string rfc3339_ms(std::int64_t unix_ms) {
+  std::time_t secs = unix_ms / 1000;
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, int(unix_ms % 1000));
+  return out;
+}
+
+http_response json_response(int status, const json& body) {
+  http_response r;
+  r.status = status;
+  r.headers.emplace_back("Content-Type", "application/json");
+  r.body = body.dump();
+  return r;
+}
+
+http_response control_error(int status, const std::string& message) {
+  return json_response(status, {{"code", status}, {"message", message}});
+}
+
+http_response no_content() {
+  http_response r;
+  r.status = 204;
+  return r;
+}
+
+int control_status(failure_kind kind) {
+  switch (kind) {
+    case failure_kind::invalid_request: return 400;
+    case failure_kind::refused: return 403;
+    case failure_kind::not_found: return 404;
+    case failure_kind::conflict: return 409;
+    case failure_kind::limit_exceeded: return 429;
+    case failure_kind::tier_unavailable: return 503;
+    default: return 500;
+  }
+}
+
+const char* connect_code(failure_kind kind) {
+  switch (kind) {
+    case failure_kind::invalid_request: return "invalid_argument";
+    case failure_kind::refused: return "permission_denied";
+    case failure_kind::not_found: return "not_found";
+    case failure_kind::conflict: return "failed_precondition";
+    case failure_kind::limit_exceeded: return "resource_exhausted";
+    case failure_kind::tier_unavailable: return "unavailable";
+    default: return "internal";
+  }
+}
+
+http_response connect_error(const std::string& code, const std::string& message) {
+  return json_response(connect_http_status(code), {{"code", code}, {"message", message}});
+}
+
+std::string stream_end(const std::string& code, const std::string& message) {
+  if (code.empty()) return "{}";
+  return json{{"error", {{"code", code}, {"message", message}}}}.dump();
+}
+
+json sandbox_json(const sandbox_record& r, const workspace_info& w, bool with_token) {
+  auto memory_mb = w.record.memory_bytes ? *w.record.memory_bytes >> 20
+                                         : std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) >> 20;
+  auto cpus = w.record.cpu_cores ? std::max(1.0, *w.record.cpu_cores) : double(std::thread::hardware_concurrency());
+  json j = {{"sandboxID", r.id},
+            {"templateID", r.template_id},
+            {"alias", r.template_id},
+            {"clientID", "corral"},
+            {"envdVersion", kEnvdVersion},
+            {"domain", nullptr},
+            {"metadata", r.metadata},
+            {"startedAt", rfc3339_ms(r.started_at_ms)},
+            {"endAt", rfc3339_ms(r.end_at_ms)},
+            {"state", w.phase == workspace_phase::paused ? "paused" : "running"},
+            {"cpuCount", int(cpus)},
+            {"memoryMB", memory_mb},
+            {"diskSizeMB", 0}};
+  if (with_token) j["envdAccessToken"] = r.access_token;
+  return j;
+}
+
+std::string sandbox_path(const std::string& relative) {
+  if (relative.empty() || relative == ".") return kSandboxHome;
+  return std::string(kSandboxHome) + "/" + relative;
+}
+
+std::optional<std::string> workspace_relative(const std::string& path) {
+  if (path.empty()) return std::string(".");
+  if (path[0] != '/') return path;  // beneath the home; the files API refuses what escapes it
+  for (std::string_view base : {std::string_view(kSandboxHome), std::string_view(kWorkspaceMountAt)}) {
+    if (path == base) return std::string(".");
+    if (path.size() > base.size() && path.compare(0, base.size(), base) == 0 && path[base.size()] == '/')
+      return path.substr(base.size() + 1);
+  }
+  return std::nullopt;
+}
+
+json entry_json(const tree_entry& e) {
+  const char* type = e.type == "file" ? "FILE_TYPE_FILE"
+                     : e.type == "dir" ? "FILE_TYPE_DIRECTORY"
+                     : e.type == "symlink" ? "FILE_TYPE_SYMLINK"
+                                           : "FILE_TYPE_UNSPECIFIED";
+  json j = {{"name", e.path == "." ? std::string("user") : e.name},
+            {"type", type},
+            {"path", sandbox_path(e.path)},
+            {"size", std::to_string(e.size)},
+            {"mode", e.mode | (e.type == "dir" ? 040000u : e.type == "symlink" ? 0120000u : 0100000u)},
+            {"permissions", permissions_string(e.type, e.mode)},
+            {"owner", "user"},
+            {"group", "user"},
+            {"modifiedTime", rfc3339_ms(e.mtime_ns / 1'000'000)}};
+  if (e.type == "symlink") j["symlinkTarget"] = e.symlink_target;
+  return j;
+}
+
+} // namespace corral
