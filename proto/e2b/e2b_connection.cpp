@@ -120,9 +120,13 @@ void start(self_ptr self, http_request r) {
               // a stream answers its failure in its end frame, with status 200.
               if (h.status == 0 || self->state.stream_number != number) return;
               auto body = nlohmann::json::parse(h.body, nullptr, false);
-              std::string code = body.is_object() ? body.value("code", std::string("unavailable")) : "unavailable";
-              std::string message = body.is_object() ? body.value("message", std::string()) : h.body;
-              if (h.status == 502) code = "unavailable";
+              auto text = [&](const char* key, std::string fallback) {
+                return body.is_object() && body.contains(key) && body[key].is_string() ? body[key].get<std::string>()
+                                                                                       : fallback;
+              };
+              // A control-plane shaped failure (a sandbox not running: 502) has a numeric code.
+              std::string code = h.status == 502 ? "unavailable" : text("code", "unavailable");
+              std::string message = text("message", h.body);
               end_stream(self, stream_end(code, message));
             },
             [=](caf::error& e) {

@@ -190,8 +190,16 @@ caf::actor spawn_e2b_gateway(caf::actor_system& system, e2b_gateway_config confi
     self->delayed_send(self, kTick, e2b_tick_atom::value);
     return {
         [=](e2b_call_atom, http_request& r) -> caf::result<http_response> {
-          auto answer = route(self, r);
-          return answer;
+          // A field of the wrong JSON type throws from deep in a handler: it is the
+          // caller's error, and must not end the gateway every other caller shares.
+          try {
+            return route(self, r);
+          } catch (const std::exception& e) {
+            std::string message = std::string("malformed request: ") + e.what();
+            if (r.path.rfind("/sandboxes", 0) == 0 || r.path.rfind("/v2/", 0) == 0 || r.path == "/files")
+              return control_error(400, message);
+            return connect_error("invalid_argument", message);
+          }
         },
         [=](e2b_gone_atom, std::string& sandbox, std::uint32_t pid) {
           auto it = self->state.sandboxes.find(sandbox);
