@@ -6,6 +6,7 @@
 // what corral does not implement refused by name.
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -77,6 +78,11 @@ struct gateway_daemon {
 
   http_reply rpc(const std::pair<std::string, std::string>& sb, const std::string& method, const json& body) {
     return http_call(port, "POST", "/" + method, envd_headers(sb), body.dump());
+  }
+
+  // A stream call answered whole (its end comes by itself).
+  http_reply stream(const std::pair<std::string, std::string>& sb, const std::string& method, const json& body) {
+    return http_call(port, "POST", "/" + method, envd_headers(sb, "application/connect+json"), envelope(body.dump()));
   }
 
   // Starts `command` with bash -c on a connection the caller reads (or does not).
@@ -156,12 +162,13 @@ TEST_CASE("E2B requests corral cannot honour are refused by name, never served s
   auto bad_signal = g.rpc(sb, "process.Process/SendSignal", {{"process", {{"pid", "one"}}}, {"signal", 9}});
   CHECK(bad_signal.status / 100 == 4);
   CHECK(g.rpc(sb, "process.Process/List", json::object()).status == 200);
-  auto watch = g.rpc(sb, "filesystem.Filesystem/WatchDir", {{"path", "/home/user"}});
+  auto watch = g.stream(sb, "filesystem.Filesystem/WatchDir", {{"path", "/home/user"}, {"includeEntry", true}});
   // A stream call answers in its end frame, with status 200.
   CHECK(watch.status == 200);
   auto frames = watch.frames();
   REQUIRE(frames.size() == 1);
   CHECK(frames[0]["error"]["code"] == "unimplemented");
+  CHECK(g.rpc(sb, "filesystem.Filesystem/CreateWatcher", {{"path", "/home/user"}}).json()["code"] == "unimplemented");
   auto root = g.rpc(sb, "filesystem.Filesystem/Stat", {{"path", "/etc/passwd"}});
   CHECK(root.status == 400);
   CHECK(root.json()["code"] == "invalid_argument");
@@ -247,4 +254,40 @@ TEST_CASE("a restarted daemon keeps an E2B sandbox and its files, and says its p
   CHECK(stdout_of(run.frames()) == "across the restart");
   CHECK(g.control("DELETE", "/sandboxes/" + sb.first).status == 204);
   CHECK(g.control("GET", "/sandboxes/" + sb.first).status == 404);
+}
+
+TEST_CASE("an E2B directory watch reports the sandbox's changes and never follows a link it planted",
+          "[e2b][landlock]") {
+  REQUIRE_LANDLOCK();
+  gateway_daemon g;
+  auto sb = g.create();
+  // The sandbox plants links to host directories and to its own.
+  auto planted = g.start(sb, "mkdir -p w/real && ln -s /etc w/to-etc && ln -s real w/to-real && echo planted")->read_reply(20s);
+  REQUIRE(stdout_of(planted.frames()) == "planted\n");
+  for (const char* link : {"/home/user/w/to-etc", "w/to-real"}) {
+    auto refused = g.stream(sb, "filesystem.Filesystem/WatchDir", {{"path", link}});
+    INFO(link << ": " << refused.body);
+    REQUIRE(refused.frames().size() == 1);
+    CHECK(refused.frames()[0]["error"]["code"] == "not_found");
+  }
+  // A recursive watch of the directory: its changes come, the linked-to ones' never do.
+  http_conn watch(g.port);
+  auto h = g.envd_headers(sb, "application/connect+json");
+  h["Connect-Timeout-Ms"] = "3000";
+  REQUIRE(watch.send("POST", "/filesystem.Filesystem/WatchDir", h,
+                     envelope(json{{"path", "/home/user/w"}, {"recursive", true}}.dump())));
+  std::this_thread::sleep_for(300ms);
+  auto made = g.start(sb, "echo x > w/real/inside.txt && touch w/to-real/via-link.txt && echo done")->read_reply(20s);
+  REQUIRE(stdout_of(made.frames()) == "done\n");
+  auto events = watch.read_reply(20s).frames();  // the watch's timeout (3 s) ends it
+  REQUIRE(events.size() >= 3);
+  CHECK(events.front() == json{{"start", json::object()}});
+  CHECK(events.back() == json::object());
+  std::set<std::string> names;
+  for (auto& e : events)
+    if (e.contains("filesystem")) names.insert(e["filesystem"]["name"].get<std::string>());
+  // Both files are in real/ (one reached through the link): reported under real/ only.
+  CHECK(names.count("real/inside.txt") == 1);
+  CHECK(names.count("real/via-link.txt") == 1);
+  for (auto& n : names) CHECK(n.rfind("to-", 0) != 0);
 }

@@ -125,7 +125,7 @@ TEST_CASE("the official e2b SDK at its current version runs every scenario on co
     return;
   }
   e2b_daemon d;
-  check_scenarios(d, sdk, "all", 11);
+  check_scenarios(d, sdk, "all", 12);
 }
 
 TEST_CASE("the official e2b SDK at the older 2.50.0 runs every scenario on corral's E2B API too",
@@ -138,5 +138,5 @@ TEST_CASE("the official e2b SDK at the older 2.50.0 runs every scenario on corra
     return;
   }
   e2b_daemon d;
-  check_scenarios(d, sdk, "all", 11);
+  check_scenarios(d, sdk, "all", 12);
 }

@@ -80,6 +80,7 @@ status run_daemon(runtime_options ro, daemon_options options) {
     gc.dir = options.e2b_dir.empty() ? default_e2b_dir(rt->workspaces_dir()) : options.e2b_dir;
     gc.supervisor = rt->supervisor();
     gc.workspaces = rt->workspaces();
+    gc.workspaces_dir = rt->workspaces_dir();
     gc.settings = rt->frozen_profile().workspaces;
     gc.network_none = rt->frozen_profile().network == network_mode::none;
     auto keys = read_keys(gc.dir);

@@ -38,6 +38,7 @@ struct connection_state {
   caf::actor_addr events_from;
   std::uint64_t stream_number = 0;  // a ping names the stream it was set for
   std::chrono::seconds ping{kDefaultPing};
+  std::string ping_json;  // a process stream's keepalive event, or a watch's
 };
 
 using self_ptr = caf::stateful_actor<connection_state>*;
@@ -111,6 +112,7 @@ void start(self_ptr self, http_request r) {
     st.head_written = false;
     st.unacked_events = 0;
     st.ping = ping_interval(r);
+    st.ping_json = r.path == "/filesystem.Filesystem/WatchDir" ? R"({"keepalive":{}})" : R"({"event":{"keepalive":{}}})";
     schedule_ping(self);
     auto number = st.stream_number;
     self->request(st.gateway, kCallBound, e2b_call_atom::value, std::move(r))
@@ -197,7 +199,7 @@ caf::behavior e2b_connection(self_ptr self, std::shared_ptr<http_loop> loop, std
         auto& s = self->state;
         if (s.phase != connection_phase::streaming || s.stream_number != number) return;
         ensure_head(self);
-        send_bytes(self, chunk(envelope(R"({"event":{"keepalive":{}}})")));
+        send_bytes(self, chunk(envelope(s.ping_json)));
         schedule_ping(self);
       },
       [=](http_written& w) {

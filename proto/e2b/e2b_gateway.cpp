@@ -1,10 +1,13 @@
 #include "proto/e2b/e2b_gateway.hpp"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "proto/e2b/gateway_state.hpp"
+#include "proto/http/connect_envelope.hpp"
 
 namespace corral {
 
@@ -13,6 +16,7 @@ namespace {
 using e2b_retry_atom = caf::atom_constant<caf::atom("e2bretry")>;
 
 constexpr auto kTick = std::chrono::seconds(1);
+constexpr std::size_t kMaxRpcMessage = 16 << 20;
 constexpr auto kRegistryBound = std::chrono::seconds(35);
 // A sandbox's processes return their workspace loans shortly after they end; its end
 // waits for that this many times, 100 ms apart.
@@ -162,6 +166,33 @@ std::optional<json> json_body(const http_request& r) {
   }
 }
 
+expected<json> rpc_message(const http_request& r, bool stream) {
+  std::string_view text = r.body;
+  if (stream) {
+    auto frames = decode_envelopes(r.body, kMaxRpcMessage);
+    if (!frames) return frames.error();
+    if (frames->empty()) return make_failure(failure_kind::invalid_request, "the stream's request has no message");
+    text = frames->front().payload;
+  }
+  if (text.empty()) return json::object();
+  try {
+    auto j = json::parse(text);
+    if (j.is_object()) return j;
+  } catch (const std::exception&) {
+  }
+  return make_failure(failure_kind::invalid_request, "the request message is not a JSON object");
+}
+
+std::chrono::milliseconds call_timeout(const http_request& r) {
+  auto* h = r.header("connect-timeout-ms");
+  if (!h) return std::chrono::milliseconds(0);
+  try {
+    return std::chrono::milliseconds(std::max<long long>(0, std::stoll(*h)));
+  } catch (const std::exception&) {
+    return std::chrono::milliseconds(0);
+  }
+}
+
 std::int64_t unix_ms_now() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -179,6 +210,7 @@ void end_sandbox(gateway_self self, const std::string& id, const char* why, std:
   sb.ending = true;
   spdlog::info("e2b: sandbox {} ends ({})", id, why);
   for (auto& [pid, p] : sb.processes) self->send(p.actor, cancel_atom::value);
+  for (auto& w : sb.watches) self->send(w, cancel_atom::value);
   try_end(self, id, kEndAttempts);
 }
 
@@ -186,6 +218,13 @@ caf::actor spawn_e2b_gateway(caf::actor_system& system, e2b_gateway_config confi
   return system.spawn([](gateway_self self, e2b_gateway_config config) -> caf::behavior {
     self->state.config = std::move(config);
     self->state.keys.emplace(self->state.config.dir);
+    // A directory watch ended (its client went, its timeout, its directory): its slot frees.
+    self->set_down_handler([=](caf::down_msg& d) {
+      for (auto& [id, sb] : self->state.sandboxes)
+        sb.watches.erase(std::remove_if(sb.watches.begin(), sb.watches.end(),
+                                        [&](const caf::actor& w) { return w.address() == d.source; }),
+                         sb.watches.end());
+    });
     adopt(self);
     self->delayed_send(self, kTick, e2b_tick_atom::value);
     return {

@@ -24,6 +24,7 @@ struct e2b_gateway_config {
   std::string dir;  // keys.json and sandboxes/ (api_keys.hpp)
   caf::actor supervisor;
   caf::actor workspaces;
+  std::string workspaces_dir;  // where the registry keeps each workspace (a watch opens its files)
   workspace_settings settings;  // the longest timeout a sandbox may ask for
   bool network_none = true;     // the profile's network: allow_internet_access=false narrows
                                 // nothing only where there is none

@@ -3,6 +3,8 @@
 // path resolved beneath the workspace's root, never through a link out of it.
 #include <memory>
 
+#include "actors/workspaces/workspace_files.hpp"
+#include "proto/e2b/dir_watch.hpp"
 #include "proto/e2b/gateway_state.hpp"
 #include "proto/http/multipart.hpp"
 
@@ -13,6 +15,7 @@ namespace {
 constexpr auto kFileBound = std::chrono::seconds(120);
 // A download is answered whole: files larger than this are refused, not truncated.
 constexpr std::uint64_t kMaxDownload = 256ull << 20;
+constexpr std::size_t kMaxWatchesPerSandbox = 16;
 
 using promise = caf::response_promise;
 using reply_fn = std::function<void(file_reply&)>;
@@ -159,6 +162,32 @@ caf::result<http_response> upload_call(gateway_self self, sandbox_entry& sb, htt
   return rp;
 }
 
+// WatchDir: a watch actor streams the changes; the gateway keeps it to end it with the
+// sandbox, a few per sandbox.
+caf::result<http_response> watch_call(gateway_self self, sandbox_entry& sb, http_request& r) {
+  auto m = rpc_message(r, true);
+  if (!m) return connect_error("invalid_argument", m.error().message);
+  if (m->value("includeEntry", false))
+    return connect_error("unimplemented", "corral's watch does not send entries with its events (includeEntry)");
+  if (sb.watches.size() >= kMaxWatchesPerSandbox)
+    return connect_error("resource_exhausted", "at most " + std::to_string(kMaxWatchesPerSandbox) +
+                                                   " directory watches per sandbox at once");
+  std::string error;
+  auto rel = relative_or_error(string_field(*m, "path"), error);
+  if (!rel) return connect_error("invalid_argument", error);
+  dir_watch_spec spec;
+  spec.root = workspace_layout(self->state.config.workspaces_dir + "/" + sb.record.id).root;
+  spec.relative = *rel;
+  spec.recursive = m->value("recursive", false);
+  spec.timeout = call_timeout(r);
+  auto watch = spawn_dir_watch(self->system(), spec, caf::actor_cast<caf::actor>(self->current_sender()));
+  self->monitor(watch);
+  sb.watches.push_back(watch);
+  http_response subscribed;
+  subscribed.status = 0;
+  return subscribed;
+}
+
 } // namespace
 
 caf::result<http_response> files_call(gateway_self self, sandbox_entry& sb, http_request& r) {
@@ -175,8 +204,10 @@ caf::result<http_response> files_call(gateway_self self, sandbox_entry& sb, http
 }
 
 caf::result<http_response> filesystem_call(gateway_self self, sandbox_entry& sb, http_request& r, const std::string& method) {
-  if (method == "WatchDir" || method == "CreateWatcher" || method == "GetWatcherEvents" || method == "RemoveWatcher")
-    return connect_error("unimplemented", "corral's envd does not watch directories yet (filesystem." + method + ")");
+  if (method == "WatchDir") return watch_call(self, sb, r);
+  if (method == "CreateWatcher" || method == "GetWatcherEvents" || method == "RemoveWatcher")
+    return connect_error("unimplemented", "corral's envd watches through the WatchDir stream only, not filesystem." +
+                                              method + " (the JS SDK's watchDir uses the stream)");
   auto m = json_body(r);
   if (!m) return connect_error("invalid_argument", "the request message is not a JSON object");
   std::string error;
@@ -221,6 +252,7 @@ caf::result<http_response> filesystem_call(gateway_self self, sandbox_entry& sb,
       mk.what = file_call::op::mkdir;
       mk.path = *rel;
       mk.parents = true;
+      mk.mode = 0755;
       file_op(self, copy, mk, answer_entry);
     });
   } else if (method == "Move") {

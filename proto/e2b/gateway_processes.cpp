@@ -10,28 +10,9 @@ namespace corral {
 
 namespace {
 
-constexpr std::size_t kMaxRpcMessage = 16 << 20;
 constexpr auto kProcessBound = std::chrono::seconds(35);
 // The status a stream call answers when its events come from a process actor.
 constexpr int kSubscribed = 0;
-
-// A unary call's JSON body, or a stream call's one enveloped message.
-expected<json> rpc_message(const http_request& r, bool stream) {
-  std::string_view text = r.body;
-  if (stream) {
-    auto frames = decode_envelopes(r.body, kMaxRpcMessage);
-    if (!frames) return frames.error();
-    if (frames->empty()) return make_failure(failure_kind::invalid_request, "the stream's request has no message");
-    text = frames->front().payload;
-  }
-  if (text.empty()) return json::object();
-  try {
-    auto j = json::parse(text);
-    if (j.is_object()) return j;
-  } catch (const std::exception&) {
-  }
-  return make_failure(failure_kind::invalid_request, "the request message is not a JSON object");
-}
 
 http_response subscribed() {
   http_response r;
@@ -56,17 +37,6 @@ running_process* select(sandbox_entry& sb, const json& m) {
 http_response no_process(const json& m) {
   return connect_error("not_found", "no running process " + (m.contains("process") ? m["process"].dump() : std::string("{}")) +
                                         " in the sandbox");
-}
-
-// The command's timeout as the SDK sends it (Connect-Timeout-Ms), as a session lifetime.
-std::chrono::milliseconds command_timeout(const http_request& r) {
-  auto* h = r.header("connect-timeout-ms");
-  if (!h) return std::chrono::milliseconds(0);
-  try {
-    return std::chrono::milliseconds(std::max<long long>(0, std::stoll(*h)));
-  } catch (const std::exception&) {
-    return std::chrono::milliseconds(0);
-  }
 }
 
 caf::result<http_response> start(gateway_self self, sandbox_entry& sb, http_request& r, const json& m) {
@@ -99,7 +69,7 @@ caf::result<http_response> start(gateway_self self, sandbox_entry& sb, http_requ
   spec.env = {{"HOME", kSandboxHome}, {"USER", "user"}, {"LOGNAME", "user"}};
   for (auto& [k, v] : sb.record.env_vars) spec.env[k] = v;
   for (auto& [k, v] : spec.request_envs) spec.env[k] = v;
-  spec.lifetime = command_timeout(r);
+  spec.lifetime = call_timeout(r);
   auto pid = spec.pid;
   auto caller = caf::actor_cast<caf::actor>(self->current_sender());
   auto actor = spawn_e2b_process(self->system(), spec, self->state.config.supervisor, caf::actor{self}, caller);

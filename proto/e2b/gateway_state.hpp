@@ -31,6 +31,7 @@ struct sandbox_entry {
   sandbox_record record;
   std::map<std::uint32_t, running_process> processes;
   std::uint32_t next_pid = 1;
+  std::vector<caf::actor> watches;  // its directory watches (dir_watch.hpp), monitored
   bool ending = false;  // its processes are being ended, then its workspace
   std::vector<std::function<void(bool)>> on_end;  // told whether it went
 };
@@ -51,6 +52,10 @@ inline void answer(caf::response_promise rp, http_response r) { rp.deliver(std::
 // The body as JSON, or nullopt (an empty body is {}).
 std::optional<json> json_body(const http_request& r);
 std::int64_t unix_ms_now();
+// A unary call's JSON body, or a stream call's one enveloped message (Connect).
+expected<json> rpc_message(const http_request& r, bool stream);
+// The command's or watch's timeout as the SDK sends it (Connect-Timeout-Ms); 0: none.
+std::chrono::milliseconds call_timeout(const http_request& r);
 std::string principal_of(const sandbox_record& r);
 
 // Control plane (/sandboxes, /v2/sandboxes), for the key `key`.

@@ -630,6 +630,35 @@ scenarios.boundary = async (detail) => {
   }
 }
 
+scenarios.watch = async (detail) => {
+  await withSandbox(detail, async (sbx) => {
+    await sbx.files.makeDir('/home/user/watched/sub')
+    const events = []
+    const handle = await sbx.files.watchDir('/home/user/watched', (e) => events.push({ name: e.name, type: e.type }), {
+      recursive: true,
+    })
+    try {
+      await sbx.files.write('/home/user/watched/a.txt', 'one')
+      await sbx.commands.run('echo two > /home/user/watched/sub/b.txt && mkdir /home/user/watched/new && echo three > /home/user/watched/new/c.txt && rm /home/user/watched/a.txt')
+      const seen = (name, type) => events.some((e) => e.name === name && e.type === type)
+      await waitFor(
+        () => seen('a.txt', 'create') && seen('sub/b.txt', 'create') && seen('new', 'create') && seen('new/c.txt', 'create') && seen('a.txt', 'remove'),
+        10_000,
+        'the watch to report every change'
+      )
+      // A change outside the watched directory is not reported.
+      await sbx.files.write('/home/user/outside.txt', 'x')
+      await sleep(500)
+      assert(!events.some((e) => e.name.includes('outside')), 'a change outside the watched directory was reported')
+    } finally {
+      detail.events = events.slice(0, 40)
+      await handle.stop()
+    }
+    // Watching a directory that is not there fails, as envd's does.
+    detail.missing = errInfo(await expectReject(sbx.files.watchDir('/home/user/nope', () => {}), 'watchDir of a missing directory'))
+  })
+}
+
 // ----------------------------------------------------------------- runner ----
 
 const ORDER = [
@@ -644,6 +673,7 @@ const ORDER = [
   'list_and_timeout',
   'other_key',
   'boundary',
+  'watch',
 ]
 const LIMIT_MS = { big_file: 900_000 }
 

@@ -114,7 +114,7 @@ std::string temp_name() {
     std::memcpy(bytes, &t, sizeof bytes);
   }
   static const char hex[] = "0123456789abcdef";
-  std::string name = ".corral-write-";
+  std::string name = kWriteTempPrefix;
   for (unsigned char b : bytes) {
     name += hex[b >> 4];
     name += hex[b & 15];

@@ -39,6 +39,10 @@ struct tree_listing {
   bool truncated = false;           // max_entries was reached
 };
 
+// What a write is staged as beside its target before the rename that replaces it (so a
+// reader sees the old content or the new): a watcher of the files may skip these.
+inline constexpr const char* kWriteTempPrefix = ".corral-write-";
+
 // Bounds that no caller may raise.
 inline constexpr unsigned max_list_depth = 16;
 inline constexpr unsigned max_remove_depth = 128;  // one open directory per level
