@@ -24,23 +24,12 @@ using json = nlohmann::json;
 
 namespace {
 
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct gateway_daemon {
   temp_dir keys_dir{"corral-e2b-keys-"};
   std::string e2b_dir = keys_dir / "e2b";
   issued_key key, other;
-  std::uint16_t port = free_port();
+  std::uint16_t port = free_tcp_port();
   std::unique_ptr<served_daemon> daemon;
 
   gateway_daemon() {

@@ -126,6 +126,20 @@ private:
   int fd_ = -1;
 };
 
+// A loopback port nothing listens on now (a daemon binds it next; another process taking it
+// first is possible and only fails that start, saying so).
+inline std::uint16_t free_tcp_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
 // One whole call on a new connection.
 inline http_reply http_call(std::uint16_t port, const std::string& method, const std::string& target,
                             const std::map<std::string, std::string>& headers = {}, const std::string& body = "",

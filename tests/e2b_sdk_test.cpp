@@ -15,6 +15,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "e2b_http_client.hpp"
 #include "landlock_fixture.hpp"
 #include "runtime_fixture.hpp"
 #include "serve_child.hpp"
@@ -51,25 +52,12 @@ std::string new_key(const std::string& e2b_dir) {
   return out;
 }
 
-// A port nothing listens on now (the daemon binds it next; a race with another process is
-// possible but harmless: the start then fails and the case says so).
-std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
-}
 
 struct e2b_daemon {
   temp_dir dir{"corral-e2b-"};
   std::string e2b_dir = dir / "e2b";
   std::string key, other_key;
-  std::uint16_t port = free_port();
+  std::uint16_t port = free_tcp_port();
   std::unique_ptr<served_daemon> daemon;
 
   e2b_daemon() {
@@ -113,30 +101,28 @@ void check_scenarios(e2b_daemon& d, const temp_dir& sdk, const std::string& name
   }
 }
 
-} // namespace
-
-TEST_CASE("the official e2b SDK at its current version runs every scenario on corral's E2B API",
-          "[e2b][landlock]") {
-  REQUIRE_LANDLOCK();
+// Every scenario with the SDK at `version`, installed for this case.
+void every_scenario_at(const std::string& version) {
   temp_dir sdk("corral-e2b-sdk-");
   std::string log;
-  if (!install_sdk(sdk, "latest", log)) {
-    WARN("skipped: npm could not install e2b (no registry?): " << log);
+  if (!install_sdk(sdk, version, log)) {
+    WARN("skipped: npm could not install e2b@" << version << " (no registry?): " << log);
     return;
   }
   e2b_daemon d;
   check_scenarios(d, sdk, "all", 12);
 }
 
+} // namespace
+
+TEST_CASE("the official e2b SDK at its current version runs every scenario on corral's E2B API",
+          "[e2b][landlock]") {
+  REQUIRE_LANDLOCK();
+  every_scenario_at("latest");
+}
+
 TEST_CASE("the official e2b SDK at the older 2.50.0 runs every scenario on corral's E2B API too",
           "[e2b][landlock]") {
   REQUIRE_LANDLOCK();
-  temp_dir sdk("corral-e2b-sdk-");
-  std::string log;
-  if (!install_sdk(sdk, "2.50.0", log)) {
-    WARN("skipped: npm could not install e2b@2.50.0 (no registry?): " << log);
-    return;
-  }
-  e2b_daemon d;
-  check_scenarios(d, sdk, "all", 12);
+  every_scenario_at("2.50.0");
 }

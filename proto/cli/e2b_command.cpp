@@ -1,11 +1,11 @@
 // corral e2b key add|ls|rm: the API keys `corral serve --e2b-listen` admits
 // (proto/e2b/api_keys.hpp). A key is shown once, at add; only its digest is kept.
-#include <ctime>
 #include <iostream>
 
 #include "config/toml/toml_profile.hpp"
 #include "config/workspace_settings.hpp"
 #include "proto/cli/commands.hpp"
+#include "proto/cli/workspace_verbs.hpp"
 #include "proto/e2b/api_keys.hpp"
 
 namespace corral::cli {
@@ -26,15 +26,6 @@ timeout.
                  $CORRAL_E2B_DIR overrides it); the daemon's --e2b-dir must match
   --config FILE  the corral.toml whose [sandbox.workspaces] dir places the default
 )";
-
-std::string format_time(std::int64_t unix_s) {
-  std::time_t t = unix_s;
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 } // namespace
 
@@ -87,7 +78,7 @@ int e2b_command(const std::vector<std::string>& args) {
       std::string id = k.id, n = k.name.empty() ? "-" : k.name;
       id.resize(std::max<std::size_t>(id.size(), 16), ' ');
       n.resize(std::max<std::size_t>(n.size(), 20), ' ');
-      std::cout << id << " " << n << " " << format_time(k.created_at) << "\n";
+      std::cout << id << " " << n << " " << time_text(k.created_at) << "\n";
     }
     return 0;
   }

@@ -39,11 +39,6 @@ std::optional<std::string> foreign_user(const http_request& r) {
   return user;
 }
 
-bool stream_method(const std::string& path) {
-  return path == "/process.Process/Start" || path == "/process.Process/Connect" ||
-         path == "/filesystem.Filesystem/WatchDir";
-}
-
 caf::result<http_response> envd_call(gateway_self self, http_request& r) {
   auto& st = self->state;
   bool rpc = !starts_with(r.path, "/files");
@@ -155,17 +150,6 @@ void adopt(gateway_self self) {
 
 } // namespace
 
-std::optional<json> json_body(const http_request& r) {
-  if (r.body.empty()) return json::object();
-  try {
-    auto j = json::parse(r.body);
-    if (!j.is_object()) return std::nullopt;
-    return j;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 expected<json> rpc_message(const http_request& r, bool stream) {
   std::string_view text = r.body;
   if (stream) {
@@ -253,6 +237,9 @@ caf::actor spawn_e2b_gateway(caf::actor_system& system, e2b_gateway_config confi
   }, std::move(config));
 }
 
-bool is_stream_call(const std::string& path) { return stream_method(path); }
+bool is_stream_call(const std::string& path) {
+  return path == "/process.Process/Start" || path == "/process.Process/Connect" ||
+         path == "/filesystem.Filesystem/WatchDir";
+}
 
 } // namespace corral

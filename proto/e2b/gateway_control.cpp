@@ -63,8 +63,8 @@ expected<std::int64_t> timeout_of(const json& b, const e2b_gateway_config& c, st
 
 caf::result<http_response> create(gateway_self self, const api_key_record& key, http_request& r) {
   auto& st = self->state;
-  auto body = json_body(r);
-  if (!body) return control_error(400, "the body must be a JSON object");
+  auto body = rpc_message(r, false);
+  if (!body) return control_error(400, body.error().message);
   auto& b = *body;
   std::string tpl = b.value("templateID", std::string("base"));
   if (std::find(st.config.templates.begin(), st.config.templates.end(), tpl) == st.config.templates.end())
@@ -202,8 +202,8 @@ using promise = caf::response_promise;
 
 caf::result<http_response> set_timeout(gateway_self self, const api_key_record& key, const std::string& id,
                                        http_request& r, bool connecting) {
-  auto body = json_body(r);
-  if (!body) return control_error(400, "the body must be a JSON object");
+  auto body = rpc_message(r, false);
+  if (!body) return control_error(400, body.error().message);
   auto& cfg = self->state.config;
   if (!connecting && !body->contains("timeout")) return control_error(400, "timeout (seconds) is required");
   auto timeout = timeout_of(*body, cfg, 0);

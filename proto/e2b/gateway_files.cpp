@@ -208,8 +208,8 @@ caf::result<http_response> filesystem_call(gateway_self self, sandbox_entry& sb,
   if (method == "CreateWatcher" || method == "GetWatcherEvents" || method == "RemoveWatcher")
     return connect_error("unimplemented", "corral's envd watches through the WatchDir stream only, not filesystem." +
                                               method + " (the JS SDK's watchDir uses the stream)");
-  auto m = json_body(r);
-  if (!m) return connect_error("invalid_argument", "the request message is not a JSON object");
+  auto m = rpc_message(r, false);
+  if (!m) return connect_error("invalid_argument", m.error().message);
   std::string error;
   auto rp = self->make_response_promise<http_response>();
   auto answer_entry = [rp](file_reply& f) mutable {

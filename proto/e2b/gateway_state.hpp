@@ -49,8 +49,6 @@ using json = nlohmann::json;
 // Delivers a promised answer (as a statement: CAF 0.17 response handlers return void).
 inline void answer(caf::response_promise rp, http_response r) { rp.deliver(std::move(r)); }
 
-// The body as JSON, or nullopt (an empty body is {}).
-std::optional<json> json_body(const http_request& r);
 std::int64_t unix_ms_now();
 // A unary call's JSON body, or a stream call's one enveloped message (Connect).
 expected<json> rpc_message(const http_request& r, bool stream);
