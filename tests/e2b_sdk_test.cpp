@@ -110,7 +110,7 @@ void every_scenario_at(const std::string& version) {
     return;
   }
   e2b_daemon d;
-  check_scenarios(d, sdk, "all", 12);
+  check_scenarios(d, sdk, "all", 13);
 }
 
 } // namespace

@@ -73,7 +73,8 @@ caf::result<http_response> route(gateway_self self, http_request& r) {
     return it != st.sandboxes.end() && !it->second.ending ? no_content()
                                                           : control_error(502, "sandbox " + *id + " is not running");
   }
-  if (starts_with(r.path, "/sandboxes") || starts_with(r.path, "/v2/sandboxes")) {
+  if (starts_with(r.path, "/sandboxes") || starts_with(r.path, "/v2/sandboxes") || r.path == "/snapshots" ||
+      starts_with(r.path, "/templates/")) {
     auto* key = header_of(r, "x-api-key");
     auto found = key ? st.keys->find(*key) : std::nullopt;
     if (!found) return control_error(401, "Invalid API key: corral knows keys from `corral e2b key add`");

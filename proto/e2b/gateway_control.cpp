@@ -12,9 +12,18 @@ namespace corral {
 namespace {
 
 constexpr auto kRegistryBound = std::chrono::seconds(35);
+constexpr auto kSnapshotBound = std::chrono::minutes(10);
 constexpr std::int64_t kDefaultTimeoutS = 300;  // E2B's, when a create names none
 
 http_response not_found(const std::string& id) { return control_error(404, "sandbox " + id + " not found"); }
+
+// "s-…" or "s-…:default" (E2B's tag-qualified form) names a snapshot; "" otherwise.
+std::string snapshot_of_template(const std::string& tpl) {
+  auto id = tpl.substr(0, tpl.find(':'));
+  return valid_snapshot_id(id) ? id : std::string();
+}
+
+json snapshot_info(const snapshot_record& s) { return {{"snapshotID", s.id}, {"names", json::array()}}; }
 
 // Fields of a create corral cannot honour: refused by name rather than ignored.
 std::optional<std::string> unsupported_create_field(const json& b, bool network_none) {
@@ -67,8 +76,13 @@ caf::result<http_response> create(gateway_self self, const api_key_record& key, 
   if (!body) return control_error(400, body.error().message);
   auto& b = *body;
   std::string tpl = b.value("templateID", std::string("base"));
-  if (std::find(st.config.templates.begin(), st.config.templates.end(), tpl) == st.config.templates.end())
-    return control_error(400, "template '" + tpl + "' is not served here: corral serves 'base' (the daemon's profile)");
+  // A snapshot's id (as createSnapshot answered it) is a template too: its files.
+  auto snapshot = snapshot_of_template(tpl);
+  bool served = std::find(st.config.templates.begin(), st.config.templates.end(), tpl) != st.config.templates.end();
+  if (!served && snapshot.empty())
+    return control_error(400, "template '" + tpl +
+                                  "' is not served here: corral serves 'base' (the daemon's profile) and the ids of "
+                                  "this key's snapshots");
   if (auto why = unsupported_create_field(b, st.config.network_none)) return control_error(400, *why);
   auto timeout = timeout_of(b, st.config, std::min(kDefaultTimeoutS, max_timeout_s(st.config)));
   if (!timeout) return control_error(400, timeout.error().message);
@@ -85,8 +99,11 @@ caf::result<http_response> create(gateway_self self, const api_key_record& key, 
   rec.access_token = random_secret("");
   workspace_options o;
   o.home = kSandboxHome;
+  o.from_snapshot = snapshot;
   auto rp = self->make_response_promise<http_response>();
-  self->request(st.config.workspaces, kRegistryBound, ws_create_atom::value, o, key_principal(key))
+  // From a snapshot the reply comes once its files are unpacked and checked.
+  auto bound = snapshot.empty() ? kRegistryBound : std::chrono::seconds(kSnapshotBound);
+  self->request(st.config.workspaces, bound, ws_create_atom::value, o, key_principal(key))
       .then(
           [=](workspace_reply& w) mutable {
             if (!w.ok) return answer(rp, control_error(control_status(w.error.kind), w.error.message));
@@ -245,6 +262,53 @@ caf::result<http_response> pause(gateway_self self, const api_key_record& key, c
   });
 }
 
+// A snapshot of the sandbox's files (the workspace's: its processes are frozen while it is
+// taken, and not kept), to create sandboxes from by its id.
+caf::result<http_response> snapshot(gateway_self self, const api_key_record& key, const std::string& id,
+                                    http_request& r) {
+  auto body = rpc_message(r, false);
+  if (!body) return control_error(400, body.error().message);
+  if (body->contains("name") && !(*body)["name"].is_null())
+    return control_error(400, "named snapshots are not supported by corral: create sandboxes from the snapshotID");
+  return with_workspace(self, key, id, [=](sandbox_entry&, workspace_info&, promise& rp) {
+    self->request(self->state.config.workspaces, kSnapshotBound, ws_snap_atom::value, id, key_principal(key))
+        .then(
+            [=](snapshot_reply& s) mutable {
+              if (!s.ok) return answer(rp, control_error(control_status(s.error.kind), s.error.message));
+              answer(rp, json_response(201, snapshot_info(s.record)));
+            },
+            [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+  });
+}
+
+caf::result<http_response> list_snapshots(gateway_self self, const api_key_record& key, http_request& r) {
+  auto rp = self->make_response_promise<http_response>();
+  auto from = r.query_param("sandboxID").value_or("");
+  self->request(self->state.config.workspaces, kRegistryBound, ws_snaps_atom::value, key_principal(key))
+      .then(
+          [=](snapshot_list& l) mutable {
+            json out = json::array();
+            for (auto& s : l.items)
+              if (from.empty() || s.source == from) out.push_back(snapshot_info(s));
+            answer(rp, json_response(200, out));
+          },
+          [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+  return rp;
+}
+
+caf::result<http_response> remove_snapshot(gateway_self self, const api_key_record& key, const std::string& tpl) {
+  auto id = snapshot_of_template(tpl);
+  if (id.empty()) return control_error(404, "template " + tpl + " not found (only snapshots can be deleted here)");
+  auto rp = self->make_response_promise<http_response>();
+  self->request(self->state.config.workspaces, kRegistryBound, ws_snaprm_atom::value, id, key_principal(key))
+      .then(
+          [=](snapshot_reply& s) mutable {
+            answer(rp, s.ok ? no_content() : control_error(control_status(s.error.kind), s.error.message));
+          },
+          [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+  return rp;
+}
+
 caf::result<http_response> kill(gateway_self self, const api_key_record& key, const std::string& id) {
   auto it = self->state.sandboxes.find(id);
   if (it == self->state.sandboxes.end() || it->second.record.key != key.id) return not_found(id);
@@ -267,6 +331,11 @@ caf::result<http_response> control_call(gateway_self self, const api_key_record&
     start = slash + 1;
   }
   auto& m = r.method;
+  if (!parts.empty() && parts[0] == "snapshots" && parts.size() == 1 && m == "GET") return list_snapshots(self, key, r);
+  if (!parts.empty() && parts[0] == "templates" && parts.size() == 2 && m == "DELETE")
+    return remove_snapshot(self, key, parts[1]);
+  if (parts.empty() || parts[0] != "sandboxes")
+    return control_error(501, "corral's E2B gateway does not support " + m + " " + r.path);
   if (parts.size() == 1 && m == "POST") return create(self, key, r);
   if (parts.size() == 1 && m == "GET") return list(self, key, r);
   if (parts.size() >= 2) {
@@ -280,10 +349,11 @@ caf::result<http_response> control_call(gateway_self self, const api_key_record&
       if (parts[2] == "timeout") return set_timeout(self, key, id, r, false);
       if (parts[2] == "connect" || parts[2] == "resume") return set_timeout(self, key, id, r, true);
       if (parts[2] == "pause") return pause(self, key, id);
+      if (parts[2] == "snapshots") return snapshot(self, key, id, r);
     }
   }
   return control_error(501, "corral's E2B gateway does not support " + m + " " + r.path +
-                                " (served: create, list, get, kill, timeout, connect, resume, pause)");
+                                " (served: create, list, get, kill, timeout, connect, resume, pause, snapshots)");
 }
 
 } // namespace corral

@@ -659,6 +659,39 @@ scenarios.watch = async (detail) => {
   })
 }
 
+scenarios.snapshot = async (detail) => {
+  await withSandbox(detail, async (sbx) => {
+    await sbx.files.write('/home/user/snap/kept.txt', 'in the snapshot')
+    const snap = await sbx.createSnapshot()
+    detail.snapshotId = snap.snapshotId
+    try {
+      const listed = []
+      for (const p = Sandbox.listSnapshots({ sandboxId: sbx.sandboxId }); p.hasNext; ) listed.push(...(await p.nextItems()))
+      detail.listed = listed.map((s) => s.snapshotId)
+      assert(detail.listed.includes(snap.snapshotId), 'listSnapshots does not show the new snapshot')
+      const again = await Sandbox.create(snap.snapshotId, { timeoutMs: SANDBOX_TIMEOUT_MS })
+      try {
+        const back = await again.files.read('/home/user/snap/kept.txt')
+        assert(back === 'in the snapshot', `the new sandbox reads ${JSON.stringify(back)}`)
+        const r = await again.commands.run('cat /home/user/snap/kept.txt')
+        assert(r.stdout === 'in the snapshot', `inside it reads ${JSON.stringify(r.stdout)}`)
+      } finally {
+        await again.kill()
+      }
+      // Another key cannot start from it.
+      const other = await expectReject(
+        Sandbox.create(snap.snapshotId, { apiKey: process.env.E2B_API_KEY_OTHER, timeoutMs: SANDBOX_TIMEOUT_MS }),
+        'another key creating from the snapshot'
+      )
+      detail.otherKey = errInfo(other)
+    } finally {
+      detail.deleted = await Sandbox.deleteSnapshot(snap.snapshotId)
+    }
+    assert(detail.deleted === true, 'deleteSnapshot did not return true')
+    assert((await Sandbox.deleteSnapshot(snap.snapshotId)) === false, 'a second deleteSnapshot did not return false')
+  })
+}
+
 // ----------------------------------------------------------------- runner ----
 
 const ORDER = [
@@ -674,6 +707,7 @@ const ORDER = [
   'other_key',
   'boundary',
   'watch',
+  'snapshot',
 ]
 const LIMIT_MS = { big_file: 900_000 }
 
