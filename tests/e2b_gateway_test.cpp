@@ -32,15 +32,19 @@ struct gateway_daemon {
   std::uint16_t port = free_tcp_port();
   std::unique_ptr<served_daemon> daemon;
 
-  gateway_daemon() {
+  explicit gateway_daemon(const std::string& config = "") {
+    std::vector<std::string> extra{"--e2b-listen", "127.0.0.1:" + std::to_string(port), "--e2b-dir", e2b_dir};
+    if (!config.empty()) {
+      std::ofstream(keys_dir / "corral.toml") << config;
+      extra.insert(extra.end(), {"--config", keys_dir / "corral.toml"});
+    }
     auto k = add_key(e2b_dir, "first");
     auto o = add_key(e2b_dir, "second");
     REQUIRE(k);
     REQUIRE(o);
     key = *k;
     other = *o;
-    daemon = std::make_unique<served_daemon>(
-        std::vector<std::string>{"--e2b-listen", "127.0.0.1:" + std::to_string(port), "--e2b-dir", e2b_dir});
+    daemon = std::make_unique<served_daemon>(extra);
     REQUIRE(eventually([&] { return http_call(port, "GET", "/health").status == 204; }, 20s));
   }
 
@@ -279,4 +283,24 @@ TEST_CASE("an E2B directory watch reports the sandbox's changes and never follow
   CHECK(names.count("real/inside.txt") == 1);
   CHECK(names.count("real/via-link.txt") == 1);
   for (auto& n : names) CHECK(n.rfind("to-", 0) != 0);
+}
+
+TEST_CASE("an E2B template names narrower limits and an environment from the operator's config, and no more",
+          "[e2b][landlock]") {
+  REQUIRE_LANDLOCK();
+  gateway_daemon g("[sandbox]\ntier = \"landlock\"\n[sandbox.workspaces.templates.small]\nmemory = \"256m\"\n"
+                   "pids = 64\nenv = { MODE = \"small\", KEEP = \"template\" }\n");
+  auto made = g.control("POST", "/v2/sandboxes", {{"templateID", "small"}, {"envVars", {{"KEEP", "caller"}}}});
+  REQUIRE(made.status == 201);
+  CHECK(made.json()["templateID"] == "small");
+  CHECK(made.json()["memoryMB"] == 256);
+  std::pair<std::string, std::string> sb{made.json()["sandboxID"], made.json()["envdAccessToken"]};
+  // Its limits hold inside: the cgroup's, as the workspace's budget.
+  auto run = g.start(sb, "echo $MODE $KEEP; cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || echo no-cgroup-view")->read_reply(20s);
+  auto out = stdout_of(run.frames());
+  CHECK(out.rfind("small caller\n", 0) == 0);  // the caller's envVars over the template's
+  auto unknown = g.control("POST", "/v2/sandboxes", {{"templateID", "large"}});
+  CHECK(unknown.status == 400);
+  CHECK_THAT(unknown.json()["message"].get<std::string>(), Catch::Contains("'base', 'small'"));
+  CHECK(g.control("DELETE", "/sandboxes/" + sb.first).status == 204);
 }

@@ -14,7 +14,8 @@ namespace corral::testing {
 
 // The reason the landlock tier cannot run here, or empty.
 inline std::string landlock_unavailable() {
-  landlock_tier t(profile{}, detect_kernel_features());
+  const profile defaults;
+  landlock_tier t(defaults, detect_kernel_features());
   auto st = t.available();
   return st.available ? "" : st.reason;
 }

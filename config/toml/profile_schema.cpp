@@ -157,9 +157,57 @@ void read_tier_tables(reader& r, const toml::table& sb, profile& p) {
   if (auto t = r.table(sb, "sandbox", "e2b")) r.only(*t, "sandbox.e2b", {});
 }
 
+bool template_name_ok(std::string_view name) {
+  if (name.empty() || name.size() > 63 || !(std::islower(static_cast<unsigned char>(name[0])) || std::isdigit(static_cast<unsigned char>(name[0]))))
+    return false;
+  for (char c : name)
+    if (!(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' ||
+          c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+void read_template(reader& r, const toml::table& t, const std::string& path, workspace_template& out) {
+  r.only(t, path, {"memory", "cpu", "pids", "env"});
+  if (auto v = r.size(t, path, "memory")) {
+    if (*v < kMemoryFloor) r.fail(t.get("memory")->source(), path + ".memory", "is below the floor of 1 MiB");
+    else out.memory_bytes = *v;
+  }
+  if (auto v = r.number(t, path, "cpu")) {
+    if (!std::isfinite(*v) || !(*v >= kCpuFloor) || *v > kMaxCores)
+      r.fail(t.get("cpu")->source(), path + ".cpu", "must be a finite number of cores from 0.01 to 8192");
+    else out.cpu_cores = *v;
+  }
+  if (auto v = r.integer(t, path, "pids")) {
+    if (*v <= 0) r.fail(t.get("pids")->source(), path + ".pids", "must be a positive integer");
+    else out.pids = static_cast<std::uint64_t>(*v);
+  }
+  if (auto env = r.table(t, path, "env")) {
+    for (auto&& [k, v] : *env) {
+      auto key = join_key(path + ".env", k.str());
+      auto name = from_toml(k.str());
+      if (auto problem = env_name_problem(name); !problem.empty()) r.fail(k.source(), key, problem);
+      else if (auto value = r.string(*env, path + ".env", k.str())) out.env[name] = *value;
+    }
+  }
+}
+
 void read_workspaces(reader& r, const toml::table& t, workspace_settings& w) {
   const std::string path = "sandbox.workspaces";
-  r.only(t, path, {"dir", "max_per_owner", "max_total", "idle_timeout", "max_lifetime"});
+  r.only(t, path, {"dir", "max_per_owner", "max_total", "idle_timeout", "max_lifetime", "templates"});
+  if (auto templates = r.table(t, path, "templates")) {
+    for (auto&& [k, v] : *templates) {
+      auto name = from_toml(k.str());
+      auto key = join_key(path + ".templates", k.str());
+      if (!template_name_ok(name) || name == "base") {
+        r.fail(k.source(), key,
+               "a template's name is 1 to 63 of a-z 0-9 . _ -, starting with a letter or digit, and not \"base\" "
+               "(the profile itself)");
+        continue;
+      }
+      if (auto table = r.table(*templates, path + ".templates", k.str())) read_template(r, *table, key, w.templates[name]);
+    }
+  }
   if (auto v = r.nonempty(t, path, "dir")) w.dir = r.absolute(*v);
   auto count = [&](const char* key, std::size_t& out) {
     auto v = r.integer(t, path, key);

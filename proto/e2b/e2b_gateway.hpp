@@ -25,12 +25,11 @@ struct e2b_gateway_config {
   caf::actor supervisor;
   caf::actor workspaces;
   std::string workspaces_dir;  // where the registry keeps each workspace (a watch opens its files)
-  workspace_settings settings;  // the longest timeout a sandbox may ask for
+  // The longest timeout a sandbox may ask for, and the templates it may name: "base" (the
+  // profile as it is) and [sandbox.workspaces.templates.NAME] (narrower limits, more env).
+  workspace_settings settings;
   bool network_none = true;     // the profile's network: allow_internet_access=false narrows
                                 // nothing only where there is none
-  // E2B template ids served, each on the daemon's profile: "base" always (named profiles
-  // per template are not built yet); any other id is refused.
-  std::vector<std::string> templates{"base"};
 };
 
 caf::actor spawn_e2b_gateway(caf::actor_system& system, e2b_gateway_config config);

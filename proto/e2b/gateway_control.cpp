@@ -78,11 +78,14 @@ caf::result<http_response> create(gateway_self self, const api_key_record& key, 
   std::string tpl = b.value("templateID", std::string("base"));
   // A snapshot's id (as createSnapshot answered it) is a template too: its files.
   auto snapshot = snapshot_of_template(tpl);
-  bool served = std::find(st.config.templates.begin(), st.config.templates.end(), tpl) != st.config.templates.end();
-  if (!served && snapshot.empty())
-    return control_error(400, "template '" + tpl +
-                                  "' is not served here: corral serves 'base' (the daemon's profile) and the ids of "
-                                  "this key's snapshots");
+  auto& templates = st.config.settings.templates;
+  auto preset = templates.find(tpl);
+  if (tpl != "base" && preset == templates.end() && snapshot.empty()) {
+    std::string names = "'base'";
+    for (auto& [name, t] : templates) names += ", '" + name + "'";
+    return control_error(400, "template '" + tpl + "' is not served here: corral serves " + names +
+                                  " ([sandbox.workspaces.templates]) and the ids of this key's snapshots");
+  }
   if (auto why = unsupported_create_field(b, st.config.network_none)) return control_error(400, *why);
   auto timeout = timeout_of(b, st.config, std::min(kDefaultTimeoutS, max_timeout_s(st.config)));
   if (!timeout) return control_error(400, timeout.error().message);
@@ -95,11 +98,17 @@ caf::result<http_response> create(gateway_self self, const api_key_record& key, 
   rec.key = key.id;
   rec.template_id = tpl;
   rec.metadata = std::move(*metadata);
-  rec.env_vars = std::move(*envs);
+  if (preset != templates.end()) rec.env_vars = preset->second.env;
+  for (auto& [k, v] : *envs) rec.env_vars[k] = v;
   rec.access_token = random_secret("");
   workspace_options o;
   o.home = kSandboxHome;
   o.from_snapshot = snapshot;
+  if (preset != templates.end()) {
+    o.memory_bytes = preset->second.memory_bytes;
+    o.cpu_cores = preset->second.cpu_cores;
+    o.pids = preset->second.pids;
+  }
   auto rp = self->make_response_promise<http_response>();
   // From a snapshot the reply comes once its files are unpacked and checked.
   auto bound = snapshot.empty() ? kRegistryBound : std::chrono::seconds(kSnapshotBound);

@@ -52,94 +52,93 @@ std::string string_field(const json& m, const char* key) {
   return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
 }
 
-// Reads the whole file in pieces, then answers it.
-void download(gateway_self self, const sandbox_entry& sb, std::string rel, promise rp) {
-  auto body = std::make_shared<std::string>();
-  auto next = std::make_shared<std::function<void()>>();
-  sandbox_record copy = sb.record;
-  *next = [=]() {
+// A download: the file read in pieces, one request after another, then answered whole.
+// Each reply's handler holds the job (shared), so it lives exactly while a piece is asked.
+struct download_job : std::enable_shared_from_this<download_job> {
+  gateway_self self;
+  sandbox_record sandbox;
+  std::string rel;
+  caf::typed_response_promise<http_response> rp;
+  std::string body;
+
+  download_job(gateway_self s, sandbox_record sb, std::string r) : self(s), sandbox(std::move(sb)), rel(std::move(r)) {}
+
+  void next() {
     file_call c;
     c.what = file_call::op::read;
     c.path = rel;
-    c.offset = body->size();
-    file_op(self, copy, c, [=](file_reply& f) mutable {
-      if (!f.ok) {
-        *next = nullptr;
-        return answer(rp, files_failure(f.error));
-      }
-      if (f.chunk.size > kMaxDownload) {
-        *next = nullptr;
-        return answer(rp, control_error(400, "the file is " + std::to_string(f.chunk.size) +
-                                                 " bytes; corral's /files answers at most " + std::to_string(kMaxDownload)));
-      }
-      *body += f.chunk.data;
-      if (f.chunk.eof || f.chunk.data.empty()) {
-        *next = nullptr;
-        http_response resp;
-        resp.headers.emplace_back("Content-Type", "application/octet-stream");
-        resp.body = std::move(*body);
-        return answer(rp, std::move(resp));
-      }
-      (*next)();
-    });
-  };
-  (*next)();
-}
+    c.offset = body.size();
+    file_op(self, sandbox, c, [job = shared_from_this()](file_reply& f) { job->piece(f); });
+  }
+
+  void piece(file_reply& f) {
+    if (!f.ok) return answer(rp, files_failure(f.error));
+    if (f.chunk.size > kMaxDownload)
+      return answer(rp, control_error(400, "the file is " + std::to_string(f.chunk.size) +
+                                               " bytes; corral's /files answers at most " + std::to_string(kMaxDownload)));
+    body += f.chunk.data;
+    if (!f.chunk.eof && !f.chunk.data.empty()) return next();
+    http_response resp;
+    resp.headers.emplace_back("Content-Type", "application/octet-stream");
+    resp.body = std::move(body);
+    answer(rp, std::move(resp));
+  }
+};
 
 struct upload {
   std::string rel;
-  std::string_view data;
+  std::string_view data;  // into upload_job::body
 };
 
-// Writes each file in pieces (write, then appends), one file after another, then answers
-// the list of what was written.
-void upload_all(gateway_self self, const sandbox_entry& sb, std::shared_ptr<std::string> body,
-                std::vector<upload> files, promise rp) {
-  auto state = std::make_shared<std::pair<std::size_t, std::size_t>>(0, 0);  // file, offset
-  auto written = std::make_shared<json>(json::array());
-  auto next = std::make_shared<std::function<void()>>();
-  sandbox_record copy = sb.record;
-  *next = [=]() {
-    auto& [i, offset] = *state;
-    if (i == files.size()) {
-      *next = nullptr;
-      return answer(rp, json_response(200, *written));
-    }
-    auto& f = files[i];
+// An upload: each file written in pieces (a write, then appends), one file after another,
+// then the list of what was written answered.
+struct upload_job : std::enable_shared_from_this<upload_job> {
+  gateway_self self;
+  sandbox_record sandbox;
+  std::string body;  // the request's: the parts are views into it
+  std::vector<upload> files;
+  caf::typed_response_promise<http_response> rp;  // made once the request is checked
+  std::size_t file = 0;
+  std::size_t offset = 0;
+  json written = json::array();
+
+  upload_job(gateway_self s, sandbox_record sb) : self(s), sandbox(std::move(sb)) {}
+
+  void next() {
+    if (file == files.size()) return answer(rp, json_response(200, written));
+    auto& f = files[file];
     file_call c;
     c.what = offset == 0 ? file_call::op::write : file_call::op::append;
     c.path = f.rel;
     c.parents = true;
     auto n = std::min<std::size_t>(kMaxFilePiece, f.data.size() - offset);
     c.data.assign(f.data.substr(offset, n));
-    file_op(self, copy, std::move(c), [=](file_reply& r) mutable {
-      (void)body;  // the parts are views into it
-      if (!r.ok) {
-        *next = nullptr;
-        return answer(rp, files_failure(r.error));
-      }
-      auto& [i2, off2] = *state;
-      off2 += n;
-      if (off2 >= files[i2].data.size()) {
-        written->push_back({{"name", r.entry.name}, {"type", "file"}, {"path", sandbox_path(r.entry.path)}});
-        ++i2;
-        off2 = 0;
-      }
-      (*next)();
-    });
-  };
-  (*next)();
-}
+    file_op(self, sandbox, std::move(c), [job = shared_from_this(), n](file_reply& r) { job->piece(r, n); });
+  }
+
+  void piece(file_reply& r, std::size_t n) {
+    if (!r.ok) return answer(rp, files_failure(r.error));
+    offset += n;
+    if (offset >= files[file].data.size()) {
+      written.push_back({{"name", r.entry.name}, {"type", "file"}, {"path", sandbox_path(r.entry.path)}});
+      ++file;
+      offset = 0;
+    }
+    next();
+  }
+};
 
 caf::result<http_response> upload_call(gateway_self self, sandbox_entry& sb, http_request& r) {
-  std::vector<upload> files;
-  auto body = std::make_shared<std::string>(std::move(r.body));
+  auto job = std::make_shared<upload_job>(self, sb.record);
+  job->body = std::move(r.body);
+  auto& files = job->files;
+  auto& body = job->body;
   auto query_path = r.query_param("path");
   std::string error;
   auto* type = r.header("content-type");
   std::string content_type = type ? *type : "";
   if (content_type.rfind("multipart/form-data", 0) == 0) {
-    auto parts = parse_multipart(content_type, *body);
+    auto parts = parse_multipart(content_type, body);
     if (!parts) return control_error(400, parts.error().message);
     for (auto& p : *parts) {
       if (p.name != "file") continue;
@@ -155,11 +154,11 @@ caf::result<http_response> upload_call(gateway_self self, sandbox_entry& sb, htt
     if (r.header("content-encoding")) return control_error(400, "corral does not take compressed uploads (Content-Encoding)");
     auto rel = relative_or_error(*query_path, error);
     if (!rel) return control_error(400, error);
-    files.push_back({*rel, *body});
+    files.push_back({*rel, body});
   }
-  auto rp = self->make_response_promise<http_response>();
-  upload_all(self, sb, body, std::move(files), rp);
-  return rp;
+  job->rp = self->make_response_promise<http_response>();
+  job->next();
+  return job->rp;
 }
 
 // WatchDir: a watch actor streams the changes; the gateway keeps it to end it with the
@@ -198,9 +197,10 @@ caf::result<http_response> files_call(gateway_self self, sandbox_entry& sb, http
   std::string error;
   auto rel = relative_or_error(*path, error);
   if (!rel) return control_error(400, error);
-  auto rp = self->make_response_promise<http_response>();
-  download(self, sb, *rel, rp);
-  return rp;
+  auto job = std::make_shared<download_job>(self, sb.record, *rel);
+  job->rp = self->make_response_promise<http_response>();
+  job->next();
+  return job->rp;
 }
 
 caf::result<http_response> filesystem_call(gateway_self self, sandbox_entry& sb, http_request& r, const std::string& method) {

@@ -553,3 +553,24 @@ TEST_CASE("the workspaces table: values read, bad values named", "[config]") {
   CHECK_THAT(rejection("[sandbox.workspaces]\nidle_timeout = 0\n"), Catch::Contains("sandbox.workspaces.idle_timeout"));
   CHECK_THAT(rejection("[sandbox.workspaces]\nsize = 1\n"), Catch::Contains("sandbox.workspaces.size"));
 }
+
+TEST_CASE("workspace templates: limits and env read, bad names and values named", "[config]") {
+  temp_dir project;
+  auto p = parse("[sandbox.workspaces.templates.small]\nmemory = \"256m\"\ncpu = 0.5\npids = 64\n"
+                 "env = { MODE = \"small\" }\n[sandbox.workspaces.templates.plain]\n",
+                 project.path());
+  REQUIRE(p);
+  REQUIRE(p->workspaces.templates.size() == 2);
+  auto& small = p->workspaces.templates.at("small");
+  CHECK(small.memory_bytes == std::optional<std::uint64_t>(256ull << 20));
+  CHECK(small.cpu_cores == std::optional<double>(0.5));
+  CHECK(small.pids == std::optional<std::uint64_t>(64));
+  CHECK(small.env.at("MODE") == "small");
+  CHECK(!p->workspaces.templates.at("plain").memory_bytes);
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.base]\n"), Catch::Contains("not \"base\""));
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.Big]\n"), Catch::Contains("sandbox.workspaces.templates.Big"));
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\nmemory = \"1k\"\n"), Catch::Contains("floor"));
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\ncpu = 0\n"), Catch::Contains("templates.t.cpu"));
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\ndisk = 1\n"), Catch::Contains("templates.t.disk"));
+  CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\nenv = { \"A=B\" = \"x\" }\n"), Catch::Contains("templates.t.env"));
+}
