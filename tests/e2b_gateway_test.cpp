@@ -304,3 +304,34 @@ TEST_CASE("an E2B template names narrower limits and an environment from the ope
   CHECK_THAT(unknown.json()["message"].get<std::string>(), Catch::Contains("'base', 'small'"));
   CHECK(g.control("DELETE", "/sandboxes/" + sb.first).status == 204);
 }
+
+TEST_CASE("an E2B pause freezes a quiet sandbox, and a connect resumes it with its files", "[e2b][landlock]") {
+  REQUIRE_LANDLOCK();
+  gateway_daemon g;
+  auto sb = g.create();
+  REQUIRE(http_call(g.port, "POST", "/files?path=note.txt", g.envd_headers(sb, "application/octet-stream"), "kept")
+              .status == 200);
+  // With a process running the pause is refused, and says why (not 409: the SDK reads that
+  // as "already paused").
+  auto busy = g.start(sb, "sleep 30");
+  REQUIRE(eventually([&] { return g.processes(sb) == 1; }, 5s));
+  auto refused = g.control("POST", "/sandboxes/" + sb.first + "/pause", json::object());
+  CHECK(refused.status == 400);
+  CHECK_THAT(refused.json()["message"].get<std::string>(), Catch::Contains("running"));
+  CHECK(g.rpc(sb, "process.Process/SendSignal", {{"process", {{"pid", 1}}}, {"signal", "SIGNAL_SIGKILL"}}).status == 200);
+  REQUIRE(eventually([&] { return g.processes(sb) == 0; }, 10s));
+  busy.reset();
+  REQUIRE(eventually([&] { return g.control("POST", "/sandboxes/" + sb.first + "/pause", json::object()).status == 204; }, 10s));
+  CHECK(g.control("GET", "/sandboxes/" + sb.first).json()["state"] == "paused");
+  // Paused, nothing starts in it: the attempt is made and refused.
+  auto frozen = g.start(sb, "echo ran")->read_reply(20s);
+  auto frames = frozen.frames();
+  REQUIRE(!frames.empty());
+  CHECK(frames.back().contains("error"));
+  CHECK(stdout_of(frames).empty());
+  auto resumed = g.control("POST", "/v2/sandboxes/" + sb.first + "/connect", json::object());
+  CHECK(resumed.status == 201);
+  CHECK(resumed.json()["state"] == "running");
+  auto after = g.start(sb, "cat note.txt")->read_reply(20s);
+  CHECK(stdout_of(after.frames()) == "kept");
+}
