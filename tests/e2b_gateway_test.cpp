@@ -182,7 +182,8 @@ TEST_CASE("an E2B process outlives the client that started it, and the sandbox's
           "[e2b][landlock]") {
   REQUIRE_LANDLOCK();
   gateway_daemon g;
-  auto sb = g.create({{"timeout", 4}});
+  // Long enough to connect again under a loaded machine, short enough to wait for.
+  auto sb = g.create({{"timeout", 8}});
   {
     auto c = g.start(sb, "echo started; sleep 60");
     std::this_thread::sleep_for(300ms);
@@ -195,7 +196,7 @@ TEST_CASE("an E2B process outlives the client that started it, and the sandbox's
   json sel = {{"process", {{"pid", 1}}}};
   REQUIRE(again.send("POST", "/process.Process/Connect", g.envd_headers(sb, "application/connect+json"),
                      envelope(sel.dump())));
-  // The timeout (4 s) ends the sandbox: the process's stream ends, then the sandbox is gone.
+  // The timeout (8 s) ends the sandbox: the process's stream ends, then the sandbox is gone.
   auto reply = again.read_reply(20s);
   auto frames = reply.frames();
   REQUIRE(frames.size() >= 3);
@@ -269,7 +270,8 @@ TEST_CASE("an E2B directory watch reports the sandbox's changes and never follow
   h["Connect-Timeout-Ms"] = "3000";
   REQUIRE(watch.send("POST", "/filesystem.Filesystem/WatchDir", h,
                      envelope(json{{"path", "/home/user/w"}, {"recursive", true}}.dump())));
-  std::this_thread::sleep_for(300ms);
+  // The start event comes once every directory is watched: changes after it are seen.
+  REQUIRE(watch.read_until_seen(R"({"start":{}})"));
   auto made = g.start(sb, "echo x > w/real/inside.txt && touch w/to-real/via-link.txt && echo done")->read_reply(20s);
   REQUIRE(stdout_of(made.frames()) == "done\n");
   auto events = watch.read_reply(20s).frames();  // the watch's timeout (3 s) ends it

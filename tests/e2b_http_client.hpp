@@ -73,22 +73,33 @@ public:
 
   // Reads to EOF (the server closes after the response) within `bound`.
   http_reply read_reply(std::chrono::milliseconds bound = std::chrono::seconds(30)) {
-    std::string raw;
-    auto deadline = std::chrono::steady_clock::now() + bound;
-    char buf[65536];
-    while (fd_ >= 0) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) break;
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, int(left.count())) <= 0) break;
-      auto n = ::read(fd_, buf, sizeof buf);
-      if (n <= 0) break;
-      raw.append(buf, std::size_t(n));
-    }
-    return parse(raw);
+    read_until([](const std::string&) { return false; }, bound);
+    return parse(raw_);
+  }
+
+  // Reads until what came so far holds `needle` (a stream's first event, say); false when
+  // it did not within `bound`. What was read stays for read_reply.
+  bool read_until_seen(const std::string& needle, std::chrono::milliseconds bound = std::chrono::seconds(20)) {
+    return read_until([&](const std::string& raw) { return raw.find(needle) != std::string::npos; }, bound);
   }
 
 private:
+  template <class Done>
+  bool read_until(Done done, std::chrono::milliseconds bound) {
+    auto deadline = std::chrono::steady_clock::now() + bound;
+    char buf[65536];
+    while (fd_ >= 0 && !done(raw_)) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return false;
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, int(left.count())) <= 0) return false;
+      auto n = ::read(fd_, buf, sizeof buf);
+      if (n <= 0) return false;
+      raw_.append(buf, std::size_t(n));
+    }
+    return fd_ >= 0;
+  }
+
   static http_reply parse(const std::string& raw) {
     http_reply r;
     auto head_end = raw.find("\r\n\r\n");
@@ -124,6 +135,7 @@ private:
   }
 
   int fd_ = -1;
+  std::string raw_;  // what was read so far
 };
 
 // A loopback port nothing listens on now (a daemon binds it next; another process taking it
