@@ -97,8 +97,10 @@ struct gateway_daemon {
 std::string stdout_of(const std::vector<json>& frames) {
   std::string out;
   for (auto& f : frames)
-    if (f.contains("event") && f["event"].contains("data") && f["event"]["data"].contains("stdout"))
-      out += base64_decode(f["event"]["data"]["stdout"].get<std::string>()).value_or("?");
+    if (f.contains("event") && f["event"].contains("data") && f["event"]["data"].contains("stdout")) {
+      auto bytes = base64_decode(f["event"]["data"]["stdout"].get<std::string>());
+      out += bytes ? *bytes : std::string("?");
+    }
   return out;
 }
 

@@ -11,8 +11,6 @@ using json = nlohmann::json;
 
 namespace {
 
-constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
 int connect_http_status(const std::string& code) {
   if (code == "invalid_argument" || code == "failed_precondition" || code == "out_of_range") return 400;
   if (code == "unauthenticated") return 401;
@@ -35,58 +33,6 @@ std::string permissions_string(const std::string& type, std::uint32_t mode) {
 }
 
 } // namespace
-
-std::string base64_encode(std::string_view in) {
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    std::uint32_t v = (std::uint8_t(in[i]) << 16) | (std::uint8_t(in[i + 1]) << 8) | std::uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
-  }
-  if (i + 1 == in.size()) {
-    std::uint32_t v = std::uint8_t(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    std::uint32_t v = (std::uint8_t(in[i]) << 16) | (std::uint8_t(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> base64_decode(std::string_view in) {
-  // Standard and URL-safe alphabets, padding optional (proto3 JSON accepts both).
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  while (!in.empty() && in.back() == '=') in.remove_suffix(1);
-  if (in.size() % 4 == 1) return std::nullopt;
-  std::string out;
-  out.reserve(in.size() * 3 / 4);
-  std::uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    int v = value(c);
-    if (v < 0) return std::nullopt;
-    acc = (acc << 6) | std::uint32_t(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += char((acc >> bits) & 0xff);
-    }
-  }
-  return out;
-}
 
 std::string rfc3339_ms(std::int64_t unix_ms) {
   std::time_t secs = unix_ms / 1000;
@@ -151,9 +97,11 @@ std::string stream_end(const std::string& code, const std::string& message) {
 }
 
 json sandbox_json(const sandbox_record& r, const workspace_info& w, bool with_token) {
-  auto memory_mb = w.record.memory_bytes ? *w.record.memory_bytes >> 20
-                                         : std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) >> 20;
-  auto cpus = w.record.cpu_cores ? std::max(1.0, *w.record.cpu_cores) : double(std::thread::hardware_concurrency());
+  // Unbounded: the machine's, read once.
+  static const std::uint64_t machine_mb = std::uint64_t(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE) >> 20;
+  static const double machine_cpus = std::thread::hardware_concurrency();
+  auto memory_mb = w.record.memory_bytes ? *w.record.memory_bytes >> 20 : machine_mb;
+  auto cpus = w.record.cpu_cores ? std::max(1.0, *w.record.cpu_cores) : machine_cpus;
   json j = {{"sandboxID", r.id},
             {"templateID", r.template_id},
             {"alias", r.template_id},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "actors/workspaces/workspace_messages.hpp"
+#include "config/base64.hpp"
 #include "config/failure.hpp"
 #include "proto/e2b/sandbox_record.hpp"
 #include "proto/http/http_message.hpp"
@@ -24,8 +25,6 @@ inline constexpr const char* kEnvdVersion = "0.5.7";
 // Where the SDK's default user keeps its files; the sandbox's workspace appears there.
 inline constexpr const char* kSandboxHome = "/home/user";
 
-std::string base64_encode(std::string_view bytes);
-std::optional<std::string> base64_decode(std::string_view text);
 
 // "2026-12-06T10:00:00.000Z"
 std::string rfc3339_ms(std::int64_t unix_ms);

@@ -9,38 +9,6 @@ namespace corral {
 
 using nlohmann::json;
 
-expected<std::string> base64_decode(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  if (text.size() % 4 != 0) return make_failure(failure_kind::invalid_request, "base64 length is not a multiple of 4");
-  std::string out;
-  out.reserve(text.size() / 4 * 3);
-  for (std::size_t i = 0; i < text.size(); i += 4) {
-    int v[4];
-    int pad = 0;
-    for (int k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      if (c == '=' && i + 4 == text.size() && k >= 2) {
-        v[k] = 0;
-        ++pad;
-      } else if (pad > 0 || (v[k] = value(c)) < 0) {
-        return make_failure(failure_kind::invalid_request, "invalid base64");
-      }
-    }
-    std::uint32_t n = (v[0] << 18) | (v[1] << 12) | (v[2] << 6) | v[3];
-    out += static_cast<char>((n >> 16) & 0xFF);
-    if (pad < 2) out += static_cast<char>((n >> 8) & 0xFF);
-    if (pad < 1) out += static_cast<char>(n & 0xFF);
-  }
-  return out;
-}
-
 expected<exec_params> exec_params_from_json(const json& params) {
   exec_params p;
   auto& r = p.request;

@@ -2,6 +2,8 @@
 // unknown member is refused (a typo in a limit must not silently run without it).
 #pragma once
 
+#include "config/base64.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "actors/exec_request.hpp"
@@ -20,7 +22,5 @@ expected<exec_params> exec_params_from_json(const nlohmann::json& params);
 // The inverse, for clients (corral run --connect).
 nlohmann::json exec_params_to_json(const exec_request& request, bool stream);
 
-// Standard base64 (RFC 4648, padding required); nullopt-like failure on bad input.
-expected<std::string> base64_decode(const std::string& text);
 
 } // namespace corral

@@ -4,27 +4,6 @@
 
 namespace corral {
 
-std::string base64_encode(const std::string& bytes) {
-  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  std::size_t i = 0;
-  for (; i + 2 < bytes.size(); i += 3) {
-    std::uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) |
-                      (static_cast<unsigned char>(bytes[i + 1]) << 8) | static_cast<unsigned char>(bytes[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += alphabet[(v >> shift) & 0x3F];
-  }
-  if (i < bytes.size()) {
-    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
-    out += alphabet[(v >> 18) & 0x3F];
-    out += alphabet[(v >> 12) & 0x3F];
-    out += i + 1 < bytes.size() ? alphabet[(v >> 6) & 0x3F] : '=';
-    out += '=';
-  }
-  return out;
-}
-
 void put_bytes(nlohmann::json& j, const std::string& name, const std::string& bytes) {
   if (is_valid_utf8(bytes)) {
     j[name] = bytes;

@@ -3,6 +3,8 @@
 // base64 (`stdout_base64`), so no byte is lost and the JSON stays valid.
 #pragma once
 
+#include "config/base64.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "actors/exec_result.hpp"
@@ -17,7 +19,6 @@ nlohmann::json to_json(const network_event& event);  // one egress audit record
 void add_network_audit(nlohmann::json& into, const network_audit& audit);
 nlohmann::json to_json(const failure& error);
 
-std::string base64_encode(const std::string& bytes);
 
 // j[name] = the bytes as a string; when they are not valid UTF-8, what can be shown there
 // and every byte in j[name + "_base64"]. Results, exec.output and session notifications.

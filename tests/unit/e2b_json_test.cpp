@@ -7,21 +7,29 @@
 
 using namespace corral;
 
-TEST_CASE("base64 round-trips every length and refuses what is not base64", "[e2b]") {
+TEST_CASE("base64 round-trips every length, takes proto3 JSON's forms, and refuses what is not base64", "[e2b]") {
   std::string bytes;
   for (int i = 0; i < 300; ++i) {
     auto text = base64_encode(bytes);
     CHECK(text.size() % 4 == 0);
-    auto back = base64_decode(text);
-    REQUIRE(back);
-    CHECK(*back == bytes);
+    for (auto accept : {base64_input::strict, base64_input::proto3_json}) {
+      auto back = base64_decode(text, accept);
+      REQUIRE(back);
+      CHECK(*back == bytes);
+    }
     bytes += char(i * 37);
   }
+  auto proto3 = [](std::string_view text) { return base64_decode(text, base64_input::proto3_json); };
   CHECK(base64_encode("hi\n") == "aGkK");
-  CHECK(base64_decode("aGkK") == std::optional<std::string>("hi\n"));
-  CHECK(base64_decode("aGk") == std::optional<std::string>("hi"));  // unpadded, as proto3 JSON allows
-  CHECK(!base64_decode("a*b="));
-  CHECK(!base64_decode("a"));
+  CHECK(*proto3("aGkK") == "hi\n");
+  CHECK(*proto3("aGk") == "hi");  // unpadded, as proto3 JSON allows
+  CHECK(*proto3("-_8") == *base64_decode("+/8="));  // the URL-safe alphabet too
+  CHECK(!proto3("a*b="));
+  CHECK(!proto3("a"));
+  // The daemon's members stay strict: padding required, one alphabet.
+  CHECK(!base64_decode("aGk"));
+  CHECK(!base64_decode("-_8="));
+  CHECK(!base64_decode("aG=k"));
 }
 
 TEST_CASE("paths the SDK sends land in the sandbox's files or are refused", "[e2b]") {
