@@ -37,7 +37,8 @@ expected<issued_key> add_key(const std::string& e2b_dir, const std::string& name
 expected<api_key_record> remove_key(const std::string& e2b_dir, const std::string& id_or_name);
 
 // The principal a key's sandboxes belong to.
-inline std::string key_principal(const api_key_record& k) { return "e2b:" + k.id; }
+inline std::string key_principal(const std::string& key_id) { return "e2b:" + key_id; }
+inline std::string key_principal(const api_key_record& k) { return key_principal(k.id); }
 
 // 40 hex digits of the system's random source after `prefix` (keys, access tokens).
 std::string random_secret(std::string_view prefix);

@@ -21,7 +21,7 @@ constexpr std::uint64_t kWriteWindow = 256 * 1024;
 constexpr auto kCallBound = std::chrono::minutes(10);
 constexpr auto kDefaultPing = std::chrono::seconds(50);
 
-enum class connection_phase : std::uint8_t { idle, answering, streaming, gone };
+enum class connection_phase : std::uint8_t { idle, answering, streaming };
 
 struct connection_state {
   connection_state() = default;  // CAF 0.17 would build an aggregate from the actor pointer
@@ -120,7 +120,7 @@ void start(self_ptr self, http_request r) {
             [=](http_response& h) {
               // Subscribed: the process's events carry the stream. Else the call failed:
               // a stream answers its failure in its end frame, with status 200.
-              if (h.status == 0 || self->state.stream_number != number) return;
+              if (h.status == kSubscribedStatus || self->state.stream_number != number) return;
               auto body = nlohmann::json::parse(h.body, nullptr, false);
               auto text = [&](const char* key, std::string fallback) {
                 return body.is_object() && body.contains(key) && body[key].is_string() ? body[key].get<std::string>()
@@ -207,10 +207,7 @@ caf::behavior e2b_connection(self_ptr self, std::shared_ptr<http_loop> loop, std
         s.unwritten -= std::min(s.unwritten, w.bytes);
         ack_events(self);
       },
-      [=](http_closed&) {
-        self->state.phase = connection_phase::gone;
-        self->quit();
-      },
+      [=](http_closed&) { self->quit(); },
   };
 }
 

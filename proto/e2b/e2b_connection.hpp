@@ -7,7 +7,7 @@
 //
 //   idle ──request──▶ answering ──answer──▶ idle (next request)
 //   idle ──stream call──▶ streaming ──end frame──▶ idle
-//   any ──http_closed──▶ gone
+//   any ──http_closed──▶ (quits)
 #pragma once
 
 #include <cstdint>

@@ -24,15 +24,26 @@ constexpr int kEndAttempts = 100;
 
 bool starts_with(const std::string& s, std::string_view prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
 
-const std::string* header_of(const http_request& r, std::string_view name) { return r.header(name); }
+// Which of the gateway's three surfaces a path belongs to: the answer's shape follows it
+// (the control plane's and /files' {"code": status}, envd's Connect errors).
+enum class surface : std::uint8_t { control, files, envd_rpc, none };
+
+surface surface_of(const std::string& path) {
+  if (starts_with(path, "/sandboxes") || starts_with(path, "/v2/sandboxes") || path == "/snapshots" ||
+      starts_with(path, "/templates/"))
+    return surface::control;
+  if (path == "/files") return surface::files;
+  if (starts_with(path, "/process.Process/") || starts_with(path, "/filesystem.Filesystem/")) return surface::envd_rpc;
+  return surface::none;
+}
 
 // The user an envd call runs as: only the sandbox's one user (named "user", the SDK's
 // default) exists; another name is refused rather than ignored.
 std::optional<std::string> foreign_user(const http_request& r) {
   std::string user;
   if (auto q = r.query_param("username")) user = *q;
-  if (auto* auth = header_of(r, "authorization"); auth && starts_with(*auth, "Basic ")) {
-    auto decoded = base64_decode(auth->substr(6));
+  if (auto* auth = r.header("authorization"); auth && starts_with(*auth, "Basic ")) {
+    auto decoded = base64_decode(auth->substr(6), base64_input::proto3_json);
     if (decoded) user = decoded->substr(0, decoded->find(':'));
   }
   if (user.empty() || user == "user") return std::nullopt;
@@ -41,18 +52,18 @@ std::optional<std::string> foreign_user(const http_request& r) {
 
 caf::result<http_response> envd_call(gateway_self self, http_request& r) {
   auto& st = self->state;
-  bool rpc = !starts_with(r.path, "/files");
+  bool rpc = surface_of(r.path) == surface::envd_rpc;
   auto refuse = [&](int status, const std::string& code, const std::string& message) {
     return rpc ? connect_error(code, message) : control_error(status, message);
   };
-  auto* id = header_of(r, "e2b-sandbox-id");
+  auto* id = r.header("e2b-sandbox-id");
   if (!id) return refuse(400, "invalid_argument", "an envd call needs the E2b-Sandbox-Id header");
   auto it = st.sandboxes.find(*id);
   // As E2B's proxy answers for a sandbox that is not running: 502.
   if (it == st.sandboxes.end() || it->second.ending)
     return control_error(502, "sandbox " + *id + " is not running");
   auto& sb = it->second;
-  auto* token = header_of(r, "x-access-token");
+  auto* token = r.header("x-access-token");
   if (!token || !same_secret(*token, sb.record.access_token))
     return refuse(401, "unauthenticated", "the sandbox's access token (X-Access-Token) is missing or wrong");
   if (auto user = foreign_user(r))
@@ -67,21 +78,20 @@ caf::result<http_response> envd_call(gateway_self self, http_request& r) {
 caf::result<http_response> route(gateway_self self, http_request& r) {
   auto& st = self->state;
   if (r.path == "/health") {
-    auto* id = header_of(r, "e2b-sandbox-id");
+    auto* id = r.header("e2b-sandbox-id");
     if (!id) return no_content();
     auto it = st.sandboxes.find(*id);
     return it != st.sandboxes.end() && !it->second.ending ? no_content()
                                                           : control_error(502, "sandbox " + *id + " is not running");
   }
-  if (starts_with(r.path, "/sandboxes") || starts_with(r.path, "/v2/sandboxes") || r.path == "/snapshots" ||
-      starts_with(r.path, "/templates/")) {
-    auto* key = header_of(r, "x-api-key");
+  auto where = surface_of(r.path);
+  if (where == surface::control) {
+    auto* key = r.header("x-api-key");
     auto found = key ? st.keys->find(*key) : std::nullopt;
     if (!found) return control_error(401, "Invalid API key: corral knows keys from `corral e2b key add`");
     return control_call(self, *found, r);
   }
-  if (r.path == "/files" || starts_with(r.path, "/process.Process/") || starts_with(r.path, "/filesystem.Filesystem/"))
-    return envd_call(self, r);
+  if (where != surface::none) return envd_call(self, r);
   return control_error(404, "corral's E2B gateway does not serve " + r.method + " " + r.path);
 }
 
@@ -183,7 +193,7 @@ std::int64_t unix_ms_now() {
       .count();
 }
 
-std::string principal_of(const sandbox_record& r) { return "e2b:" + r.key; }
+std::string principal_of(const sandbox_record& r) { return key_principal(r.key); }
 
 void end_sandbox(gateway_self self, const std::string& id, const char* why, std::function<void(bool)> done) {
   auto& st = self->state;
@@ -220,9 +230,8 @@ caf::actor spawn_e2b_gateway(caf::actor_system& system, e2b_gateway_config confi
             return route(self, r);
           } catch (const std::exception& e) {
             std::string message = std::string("malformed request: ") + e.what();
-            if (r.path.rfind("/sandboxes", 0) == 0 || r.path.rfind("/v2/", 0) == 0 || r.path == "/files")
-              return control_error(400, message);
-            return connect_error("invalid_argument", message);
+            if (surface_of(r.path) == surface::envd_rpc) return connect_error("invalid_argument", message);
+            return control_error(400, message);
           }
         },
         [=](e2b_gone_atom, std::string& sandbox, std::uint32_t pid) {

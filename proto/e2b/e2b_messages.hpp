@@ -35,6 +35,15 @@ using e2b_gone_atom = caf::atom_constant<caf::atom("e2bgone")>;
 using e2b_tick_atom = caf::atom_constant<caf::atom("e2btick")>;
 using e2b_ping_atom = caf::atom_constant<caf::atom("e2bping")>;
 
+// The gateway's answer to a stream call whose events a process or watch now sends the
+// connection itself: no HTTP status of its own.
+inline constexpr int kSubscribedStatus = 0;
+inline http_response subscribed() {
+  http_response r;
+  r.status = kSubscribedStatus;
+  return r;
+}
+
 struct e2b_event {
   std::string json;
 };

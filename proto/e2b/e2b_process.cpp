@@ -44,6 +44,9 @@ using self_ptr = caf::stateful_actor<e2b_process_state>*;
 
 std::string event(const json& e) { return json{{"event", e}}.dump(); }
 
+// What a stream hears first, on Start and on each Connect.
+std::string start_event(std::uint32_t pid) { return event({{"start", {{"pid", pid}}}}); }
+
 void publish(self_ptr self, const std::string& text) {
   for (auto& s : self->state.subscribers) {
     ++s.unacked;
@@ -109,7 +112,7 @@ void opened(self_ptr self, session_opened& o) {
   }
   self->monitor(st.session);
   if (st.cancel_on_open) self->send(st.session, cancel_atom::value);
-  publish(self, event({{"start", {{"pid", st.spec.pid}}}}));
+  publish(self, start_event(st.spec.pid));
 }
 
 void open(self_ptr self) {
@@ -202,7 +205,7 @@ caf::behavior e2b_process(self_ptr self, e2b_process_spec spec, caf::actor super
         self->monitor(who);
         if (s.phase == process_phase::running) {
           ++s.subscribers.back().unacked;
-          self->send(who, e2b_event{event({{"start", {{"pid", s.spec.pid}}}})});
+          self->send(who, e2b_event{start_event(s.spec.pid)});
         }
       },
       [=](input_atom, std::string& bytes, bool pty) -> caf::result<http_response> {

@@ -116,21 +116,20 @@ caf::result<http_response> create(gateway_self self, const api_key_record& key, 
       .then(
           [=](workspace_reply& w) mutable {
             if (!w.ok) return answer(rp, control_error(control_status(w.error.kind), w.error.message));
-            auto rec2 = rec;
-            rec2.id = w.info.record.id;
-            rec2.started_at_ms = unix_ms_now();
-            rec2.end_at_ms = rec2.started_at_ms + *timeout * 1000;
-            if (auto written = write_sandbox_record(self->state.config.dir, rec2); !written) {
-              self->send(self->state.config.workspaces, ws_end_atom::value, rec2.id, key_principal(key), false);
+            rec.id = w.info.record.id;
+            rec.started_at_ms = unix_ms_now();
+            rec.end_at_ms = rec.started_at_ms + *timeout * 1000;
+            if (auto written = write_sandbox_record(self->state.config.dir, rec); !written) {
+              self->send(self->state.config.workspaces, ws_end_atom::value, rec.id, key_principal(key), false);
               return answer(rp, control_error(500, written.error().message));
             }
             sandbox_entry e;
-            e.record = rec2;
-            self->state.sandboxes.emplace(rec2.id, std::move(e));
-            spdlog::info("e2b: sandbox {} created for key {} ({} s)", rec2.id, key.id, *timeout);
-            rp.deliver(json_response(201, sandbox_json(rec2, w.info, true)));
+            e.record = rec;
+            self->state.sandboxes.emplace(rec.id, std::move(e));
+            spdlog::info("e2b: sandbox {} created for key {} ({} s)", rec.id, key.id, *timeout);
+            rp.deliver(json_response(201, sandbox_json(rec, w.info, true)));
           },
-          [=](caf::error& e) mutable { rp.deliver(control_error(500, "workspaces: " + self->system().render(e))); });
+          registry_error(self, rp));
   return rp;
 }
 
@@ -201,7 +200,7 @@ caf::result<http_response> list(gateway_self self, const api_key_record& key, ht
             if (!next.empty()) resp.headers.emplace_back("x-next-token", next);
             rp.deliver(std::move(resp));
           },
-          [=](caf::error& e) mutable { rp.deliver(control_error(500, "workspaces: " + self->system().render(e))); });
+          registry_error(self, rp));
   return rp;
 }
 
@@ -220,7 +219,7 @@ caf::result<http_response> with_workspace(gateway_self self, const api_key_recor
             if (!w.ok || at == self->state.sandboxes.end()) return answer(rp, not_found(id));
             then(at->second, w.info, rp);
           },
-          [=](caf::error& e) mutable { rp.deliver(control_error(500, "workspaces: " + self->system().render(e))); });
+          registry_error(self, rp));
   return rp;
 }
 
@@ -255,7 +254,7 @@ caf::result<http_response> set_timeout(gateway_self self, const api_key_record& 
               if (!resumed.ok) return answer(rp, control_error(control_status(resumed.error.kind), resumed.error.message));
               rp.deliver(json_response(201, sandbox_json(rec, resumed.info, true)));
             },
-            [=](caf::error& e) mutable { rp.deliver(control_error(500, self->system().render(e))); });
+            registry_error(self, rp));
   });
 }
 
@@ -267,7 +266,7 @@ caf::result<http_response> pause(gateway_self self, const api_key_record& key, c
               // Not 409: the SDK reads that as "already paused".
               rp.deliver(p.ok ? no_content() : control_error(400, "pause: " + p.error.message));
             },
-            [=](caf::error& e) mutable { rp.deliver(control_error(500, self->system().render(e))); });
+            registry_error(self, rp));
   });
 }
 
@@ -286,7 +285,7 @@ caf::result<http_response> snapshot(gateway_self self, const api_key_record& key
               if (!s.ok) return answer(rp, control_error(control_status(s.error.kind), s.error.message));
               answer(rp, json_response(201, snapshot_info(s.record)));
             },
-            [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+            registry_error(self, rp));
   });
 }
 
@@ -301,7 +300,7 @@ caf::result<http_response> list_snapshots(gateway_self self, const api_key_recor
               if (from.empty() || s.source == from) out.push_back(snapshot_info(s));
             answer(rp, json_response(200, out));
           },
-          [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+          registry_error(self, rp));
   return rp;
 }
 
@@ -314,7 +313,7 @@ caf::result<http_response> remove_snapshot(gateway_self self, const api_key_reco
           [=](snapshot_reply& s) mutable {
             answer(rp, s.ok ? no_content() : control_error(control_status(s.error.kind), s.error.message));
           },
-          [=](caf::error& e) mutable { answer(rp, control_error(500, self->system().render(e))); });
+          registry_error(self, rp));
   return rp;
 }
 

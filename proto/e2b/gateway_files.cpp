@@ -42,11 +42,7 @@ std::optional<std::string> relative_or_error(const std::string& path, std::strin
 http_response rpc_failure(const failure& f) { return connect_error(connect_code(f.kind), f.message); }
 
 // /files errors are the control plane's shape: {"code": status, "message"}.
-http_response files_failure(const failure& f) {
-  return control_error(f.kind == failure_kind::not_found ? 404 : f.kind == failure_kind::invalid_request ? 400
-                                                                                                          : control_status(f.kind),
-                       f.message);
-}
+http_response files_failure(const failure& f) { return control_error(control_status(f.kind), f.message); }
 
 std::string string_field(const json& m, const char* key) {
   return m.contains(key) && m[key].is_string() ? m[key].get<std::string>() : std::string();
@@ -182,9 +178,7 @@ caf::result<http_response> watch_call(gateway_self self, sandbox_entry& sb, http
   auto watch = spawn_dir_watch(self->system(), spec, caf::actor_cast<caf::actor>(self->current_sender()));
   self->monitor(watch);
   sb.watches.push_back(watch);
-  http_response subscribed;
-  subscribed.status = 0;
-  return subscribed;
+  return subscribed();
 }
 
 } // namespace

@@ -11,15 +11,6 @@ namespace corral {
 namespace {
 
 constexpr auto kProcessBound = std::chrono::seconds(35);
-// The status a stream call answers when its events come from a process actor.
-constexpr int kSubscribed = 0;
-
-http_response subscribed() {
-  http_response r;
-  r.status = kSubscribed;
-  return r;
-}
-
 // ProcessSelector: {"pid": N} or {"tag": "…"}.
 running_process* select(sandbox_entry& sb, const json& m) {
   if (!m.contains("process") || !m["process"].is_object()) return nullptr;
@@ -118,7 +109,7 @@ caf::result<http_response> process_call(gateway_self self, sandbox_entry& sb, ht
     auto field = pty ? "pty" : "stdin";
     if (!in.is_object() || !in.contains(field) || !in[field].is_string())
       return connect_error("invalid_argument", "SendInput needs input.stdin or input.pty (base64)");
-    auto bytes = base64_decode(in[field].get<std::string>());
+    auto bytes = base64_decode(in[field].get<std::string>(), base64_input::proto3_json);
     if (!bytes) return connect_error("invalid_argument", "the input is not base64");
     return ask_process(self, *p, input_atom::value, std::move(*bytes), pty);
   }

@@ -49,6 +49,13 @@ using json = nlohmann::json;
 // Delivers a promised answer (as a statement: CAF 0.17 response handlers return void).
 inline void answer(caf::response_promise rp, http_response r) { rp.deliver(std::move(r)); }
 
+// The error handler of a call to the workspace registry: a 500 that says it did not answer.
+inline auto registry_error(gateway_self self, caf::response_promise rp) {
+  return [self, rp](caf::error& e) mutable {
+    answer(rp, control_error(500, "workspaces: " + self->system().render(e)));
+  };
+}
+
 std::int64_t unix_ms_now();
 // A unary call's JSON body, or a stream call's one enveloped message (Connect).
 expected<json> rpc_message(const http_request& r, bool stream);
