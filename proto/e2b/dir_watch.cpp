@@ -52,13 +52,13 @@ struct watcher {
   // (for a directory created while watching) collects what it already holds: entries made
   // before its watch existed, which inotify never reports.
   bool add(const std::string& rel, std::vector<std::string>* found = nullptr) {
+    owned_fd dir(open_beneath(root.get(), beneath(rel), O_PATH | O_DIRECTORY, link_policy::no_links));
+    if (!dir.valid()) return rel.empty() ? (error = "cannot open " + beneath(rel) + ": " + std::strerror(errno), false)
+                                         : true;  // not a directory, gone again, or a link: not followed
     if (dirs.size() >= kMaxWatchedDirs) {
       error = "more than " + std::to_string(kMaxWatchedDirs) + " directories to watch";
       return false;
     }
-    owned_fd dir(open_beneath(root.get(), beneath(rel), O_PATH | O_DIRECTORY, link_policy::no_links));
-    if (!dir.valid()) return rel.empty() ? (error = "cannot open " + beneath(rel) + ": " + std::strerror(errno), false)
-                                         : true;  // gone again, or a link: not followed
     std::string proc = "/proc/self/fd/" + std::to_string(dir.get());
     int wd = ::inotify_add_watch(inotify.get(), proc.c_str(), kEvents);
     if (wd < 0) {
@@ -74,8 +74,7 @@ struct watcher {
     for (auto& n : *names) {
       std::string child = rel.empty() ? n : rel + "/" + n;
       if (found && n.rfind(kWriteTempPrefix, 0) != 0) found->push_back(child);
-      owned_fd probe(open_beneath(root.get(), beneath(child), O_PATH | O_DIRECTORY, link_policy::no_links));
-      if (probe.valid() && !add(child, found)) return false;
+      if (!add(child, found)) return false;  // a file is skipped by the open above
     }
     return true;
   }
