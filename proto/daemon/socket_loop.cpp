@@ -3,10 +3,8 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -16,6 +14,7 @@
 #include <spdlog/spdlog.h>
 #include <uv.h>
 
+#include "actors/io/loop_inbox.hpp"
 #include "proto/jsonrpc/jsonrpc.hpp"
 
 namespace corral {
@@ -110,23 +109,12 @@ struct socket_loop::impl {
   loop_phase phase = loop_phase::serving;
   bool ran = false;
 
-  std::mutex mu;  // guards the two below: the only state other threads touch
-  std::deque<command> queue;
-  bool accepting_commands = true;
+  loop_inbox<command> inbox{&wake};  // write, close and stop from other threads
 
-  void post(command c) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!accepting_commands) return;  // stopping: the async handle may be closed
-    queue.push_back(std::move(c));
-    uv_async_send(&wake);
-  }
+  void post(command c) { inbox.post(std::move(c)); }
 
   void drain() {
-    std::deque<command> batch;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      batch.swap(queue);
-    }
+    auto batch = inbox.take();
     for (auto& c : batch) {
       if (c.what == command::kind::stop) {
         begin_stop(false);
@@ -309,10 +297,7 @@ struct socket_loop::impl {
     std::vector<client*> all;
     for (auto& [id, c] : clients) all.push_back(c.get());
     for (auto* c : all) close_client(c, "the daemon is stopping");
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      accepting_commands = false;
-    }
+    inbox.close();
     uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&sigterm), nullptr);
     uv_close(reinterpret_cast<uv_handle_t*>(&sigint), nullptr);

@@ -1,7 +1,6 @@
 #include "proto/http/http_loop.hpp"
 
 #include <csignal>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <netinet/in.h>
@@ -10,6 +9,7 @@
 #include <caf/send.hpp>
 #include <uv.h>
 
+#include "actors/io/loop_inbox.hpp"
 #include "proto/http/http_events.hpp"
 #include "proto/http/request_reader.hpp"
 
@@ -91,23 +91,12 @@ struct http_loop::impl {
   std::vector<char> buffer = std::vector<char>(kReadBuffer);
 
   std::mutex stop_mu;  // one stop() at a time
-  std::mutex mu;       // guards the two below: the only state other threads touch
-  std::deque<command> queue;
-  bool accepting_commands = true;
+  loop_inbox<command> inbox{&wake};  // write, close and stop from other threads
 
-  void post(command c) {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!accepting_commands) return;  // stopping: the async handle may be closed
-    queue.push_back(std::move(c));
-    uv_async_send(&wake);
-  }
+  void post(command c) { inbox.post(std::move(c)); }
 
   void drain() {
-    std::deque<command> batch;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      batch.swap(queue);
-    }
+    auto batch = inbox.take();
     for (auto& c : batch) {
       if (c.what == command::kind::stop) {
         begin_stop();
@@ -249,10 +238,7 @@ struct http_loop::impl {
     std::vector<connection*> all;
     for (auto& [id, c] : connections) all.push_back(c.get());
     for (auto* c : all) finish(c, "the server is stopping");
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      accepting_commands = false;
-    }
+    inbox.close();
     uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);
   }
 };
