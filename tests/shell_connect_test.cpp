@@ -155,12 +155,14 @@ std::string output_of(const std::string& cmd, int& rc) {
 }
 
 // The script tmux runs for `corral shell --connect SOCKET ARGS`: its exit status into
-// dir/status.
+// dir/status, renamed into place so that the file exists only once it is whole (the
+// shell's `>` creates it empty before echo writes).
 std::string cli_script(const temp_dir& dir, const std::string& socket, const std::string& args) {
   std::string path = dir / "run.sh";
   std::ofstream s(path);
   s << "timeout --foreground 120 " << CORRAL_TEST_CLI << " shell --connect " << socket << " " << args << "\n"
-    << "echo \"corral-status=$?\" > " << dir / "status" << "\n"
+    << "echo \"corral-status=$?\" > " << dir / "status.part" << " && mv " << dir / "status.part" << " "
+    << dir / "status" << "\n"
     << "sleep 30\n";
   return path;
 }
