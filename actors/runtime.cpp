@@ -1,5 +1,7 @@
 #include "actors/runtime.hpp"
 
+#include "config/companion_program.hpp"
+
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
@@ -71,18 +73,7 @@ expected<std::string> prepare_state_dir(std::string dir) {
 
 } // namespace
 
-std::string find_exec_helper() {
-  char self[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    auto dir = std::filesystem::path(self).parent_path();
-    for (auto candidate : {dir / "corral-exec", dir / "../libexec/corral/corral-exec"})
-      if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::weakly_canonical(candidate);
-  }
-  if (::access(CORRAL_INSTALLED_HELPER, X_OK) == 0) return CORRAL_INSTALLED_HELPER;
-  return "";
-}
+std::string find_exec_helper() { return find_companion_program("corral-exec", CORRAL_INSTALLED_HELPER); }
 
 struct runtime::impl {
   std::optional<instance_claim> claim;  // first member: released last, after every lease

@@ -1,5 +1,7 @@
 #include "tiers/microvm/microvm_tier.hpp"
 
+#include "config/companion_program.hpp"
+
 #include <climits>
 #include <cmath>
 #include <filesystem>
@@ -31,18 +33,7 @@ bool readable_file(const std::string& path) {
 
 } // namespace
 
-std::string find_microvm_launcher() {
-  char self[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n > 0) {
-    self[n] = '\0';
-    auto dir = std::filesystem::path(self).parent_path();
-    for (auto candidate : {dir / "corral-microvm", dir / "../libexec/corral/corral-microvm"})
-      if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::weakly_canonical(candidate);
-  }
-  if (::access(CORRAL_INSTALLED_MICROVM, X_OK) == 0) return CORRAL_INSTALLED_MICROVM;
-  return "";
-}
+std::string find_microvm_launcher() { return find_companion_program("corral-microvm", CORRAL_INSTALLED_MICROVM); }
 
 microvm_tier::microvm_tier(microvm_settings settings, std::string launcher, std::chrono::milliseconds deadline,
                            std::vector<root_grant> roots)

@@ -1,0 +1,22 @@
+#include "config/companion_program.hpp"
+
+#include <climits>
+#include <filesystem>
+#include <unistd.h>
+
+namespace corral {
+
+std::string find_companion_program(const std::string& name, const std::string& installed) {
+  char self[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n > 0) {
+    self[n] = '\0';
+    auto dir = std::filesystem::path(self).parent_path();
+    for (const auto& candidate : {dir / name, dir / "../libexec/corral" / name})
+      if (::access(candidate.c_str(), X_OK) == 0) return std::filesystem::weakly_canonical(candidate);
+  }
+  if (!installed.empty() && ::access(installed.c_str(), X_OK) == 0) return installed;
+  return "";
+}
+
+} // namespace corral
