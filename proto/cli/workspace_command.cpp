@@ -20,7 +20,7 @@
 #include "proto/cli/commands.hpp"
 #include "proto/cli/limit_flags.hpp"
 #include "proto/cli/workspace_verbs.hpp"
-#include "proto/daemon/daemon.hpp"
+#include "proto/daemon/default_socket.hpp"
 #include "proto/daemon/daemon_client.hpp"
 #include "proto/jsonrpc/workspace_json.hpp"
 

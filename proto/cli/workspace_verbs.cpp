@@ -3,7 +3,7 @@
 #include <ctime>
 
 #include "proto/cli/commands.hpp"
-#include "proto/daemon/daemon.hpp"
+#include "proto/daemon/default_socket.hpp"
 
 namespace corral::cli {
 

@@ -16,12 +16,6 @@
 
 namespace corral {
 
-std::string default_socket_path() {
-  if (::geteuid() == 0) return "/run/corral/corral.sock";
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg && *xdg) return std::string(xdg) + "/corral/corral.sock";
-  return "/tmp/corral-" + std::to_string(::geteuid()) + "/corral.sock";
-}
-
 status run_daemon(runtime_options ro, daemon_options options) {
   if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
   if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());

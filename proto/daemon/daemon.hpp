@@ -17,6 +17,7 @@
 #include "config/failure.hpp"
 #include "proto/nodes/node_listener.hpp"
 #include "proto/nodes/node_tls.hpp"
+#include "proto/daemon/default_socket.hpp"
 #include "proto/daemon/peer_credentials.hpp"
 #include "proto/daemon/socket_loop.hpp"
 #include "proto/e2b/e2b_server.hpp"
@@ -41,10 +42,6 @@ struct daemon_options {
   std::string e2b_dir;  // keys and sandbox records; empty: default_e2b_dir
   std::function<void(const e2b_listen_address&)> e2b_listening;  // told the bound address
 };
-
-// /run/corral/corral.sock for root, else $XDG_RUNTIME_DIR/corral/corral.sock, else
-// /tmp/corral-<uid>/corral.sock: the runtime's own state directory (mode 0700).
-std::string default_socket_path();
 
 // Blocks until stopped; returns why it could not start, or ok after a clean stop.
 status run_daemon(runtime_options runtime, daemon_options options);

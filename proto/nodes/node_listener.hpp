@@ -15,17 +15,9 @@
 
 #include "actors/runtime.hpp"
 #include "config/failure.hpp"
+#include "proto/nodes/node_address.hpp"
 
 namespace corral {
-
-struct node_address {
-  std::string host;
-  std::uint16_t port = 0;
-  std::string label() const;  // "host:port", IPv6 hosts in brackets
-};
-
-// "HOST:PORT" or "[V6]:PORT"; port 0 only when `allow_any_port` (a listener's "pick one").
-expected<node_address> parse_node_address(const std::string& text, bool allow_any_port = false);
 
 class node_listener {
 public:
