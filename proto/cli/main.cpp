@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "proto/cli/commands.hpp"
+#include "proto/cli/invocation.hpp"
 
 namespace {
 
@@ -33,6 +34,7 @@ when CORRAL_PRODUCTION=1.
 int main(int argc, char** argv) {
   // A program that closes its end of a pipe must not kill corral with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  corral::cli::remember_invocation(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::cout << kUsage;

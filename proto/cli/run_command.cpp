@@ -13,10 +13,10 @@
 #include "proto/cli/local_runtime.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_options.hpp"
+#include "proto/cli/run_result.hpp"
 #include "config/write_all.hpp"
 #include "proto/daemon/daemon_client.hpp"
 #include "proto/jsonrpc/exec_params.hpp"
-#include "proto/nodes/node_pool.hpp"
 #include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
@@ -28,12 +28,6 @@ void configure_logging(bool verbose) {
 }
 
 namespace {
-
-int refuse(const failure& f, bool json) {
-  if (json) std::cout << to_json(f).dump() << "\n";
-  std::cerr << "corral: " << f.describe() << "\n";
-  return failure_status(f);
-}
 
 // The live pieces are exactly what the result keeps; what was dropped is said on stderr.
 void print_truncation_notices(const nlohmann::json& result) {
@@ -70,7 +64,15 @@ int run_via_daemon(const run_options& options) {
   return result_status(ending);
 }
 
-int print_result(const exec_result& result, bool json, nlohmann::json extra = nlohmann::json::object()) {
+} // namespace
+
+int refuse(const failure& f, bool json) {
+  if (json) std::cout << to_json(f).dump() << "\n";
+  std::cerr << "corral: " << f.describe() << "\n";
+  return failure_status(f);
+}
+
+int print_result(const exec_result& result, bool json, nlohmann::json extra) {
   if (json) {
     auto j = to_json(result);
     for (auto& [k, v] : extra.items()) j[k] = v;
@@ -82,24 +84,6 @@ int print_result(const exec_result& result, bool json, nlohmann::json extra = nl
   }
   return result_status(result);
 }
-
-// --nodes: the least-loaded node runs it; which node and its boundary go with --json.
-int run_on_nodes(const run_options& options) {
-  node_pool_options po;
-  po.nodes = options.nodes;
-  po.tls = options.node_credentials;
-  auto pool = node_pool::connect(po);
-  if (!pool) return refuse(pool.error(), options.json);
-  auto placed = (*pool)->exec(options.request);
-  if (!placed) return refuse(placed.error(), options.json);
-  spdlog::debug("ran on node {} ({})", placed->node, placed->digest);
-  if (auto line = ending_line(placed->result, nullptr); !line.empty()) std::cerr << line << "\n";
-  nlohmann::json extra{{"node", placed->node}};
-  extra["node_descriptor"] = nlohmann::json::parse(placed->descriptor, nullptr, false);
-  return print_result(placed->result, options.json, extra);
-}
-
-} // namespace
 
 int run_command(const std::vector<std::string>& args) {
   if (asks_for_help(args)) {

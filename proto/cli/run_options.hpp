@@ -7,7 +7,7 @@
 #include "actors/exec_request.hpp"
 #include "config/failure.hpp"
 #include "proto/cli/command_flags.hpp"
-#include "proto/nodes/node_listener.hpp"
+#include "proto/nodes/node_address.hpp"
 #include "proto/nodes/node_tls.hpp"
 
 namespace corral::cli {
@@ -24,5 +24,9 @@ struct run_options {
 expected<run_options> parse_run_options(const std::vector<std::string>& args);
 
 std::string run_usage();
+
+// --nodes: corral-full places the request through the node pool (CAF's middleman behind
+// TLS); the lean `corral` hands its whole invocation to corral-full (proto/cli/lean/).
+int run_on_nodes(const run_options& options);
 
 } // namespace corral::cli
