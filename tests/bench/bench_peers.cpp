@@ -5,7 +5,6 @@
 // Usage: corral_bench_peers  (env BENCH_N, default 200)
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -14,33 +13,11 @@
 
 #include "actors/runtime.hpp"
 #include "tests/bench/bench_util.hpp"
+#include "tests/bench/peer_commands.hpp"
 
 namespace corral::bench {
 
 namespace {
-
-// As close to the landlock tier's view as bwrap's options allow: the system dirs read-only,
-// a fresh /proc, a minimal /dev, a private /tmp, no network, a new session.
-std::vector<std::string> bwrap_argv(const std::string& bwrap, std::vector<std::string> program) {
-  std::vector<std::string> a = {bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-                                "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-                                "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"};
-  for (const char* dir : {"/bin", "/lib", "/lib64", "/sbin"}) {
-    std::error_code ec;
-    if (std::filesystem::is_symlink(dir, ec))
-      a.insert(a.end(), {"--symlink", std::filesystem::read_symlink(dir, ec).string(), dir});
-    else if (std::filesystem::is_directory(dir, ec))
-      a.insert(a.end(), {"--ro-bind", dir, dir});
-  }
-  a.insert(a.end(), program.begin(), program.end());
-  return a;
-}
-
-std::string find_bwrap() {
-  for (const char* p : {"/usr/bin/bwrap", "/usr/local/bin/bwrap"})
-    if (::access(p, X_OK) == 0) return p;
-  return "";
-}
 
 void print(const char* name, const stats& s, int n) {
   std::printf("%s median_us=%.1f p90_us=%.1f n=%d\n", name, s.median_us, s.p90_us, n);
@@ -95,7 +72,7 @@ int run() {
     };
   };
 
-  const std::string bwrap = find_bwrap();
+  const std::string bwrap = find_program("bwrap", {"/usr/bin/bwrap", "/usr/local/bin/bwrap"});
   std::printf("# corral_bench_peers n=%d warmup=%d cores=%ld warm_jails=%zu\n", n, warmup, ::sysconf(_SC_NPROCESSORS_ONLN), pool);
   struct program {
     const char* label;
