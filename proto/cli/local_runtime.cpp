@@ -1,5 +1,7 @@
 #include "proto/cli/local_runtime.hpp"
 
+#include <caf/actor_system_config.hpp>
+
 #include "config/toml/toml_profile.hpp"
 #include "proto/cli/allow_net.hpp"
 #include "proto/cli/interrupt_watch.hpp"
@@ -16,6 +18,9 @@ expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
   ro.prof = std::move(*prof);
   ro.warm_jails = 0;
   ro.allow_host = f.allow_host;
+  // One request: two workers are enough for its actors (CAF's default, one per core, made
+  // 64 threads on a large machine for each one-shot run).
+  ro.configure_system = [](caf::actor_system_config& cfg) { cfg.set("scheduler.max-threads", std::size_t{2}); };
   return runtime::start(std::move(ro));
 }
 
