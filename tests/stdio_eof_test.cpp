@@ -37,12 +37,20 @@ TEST_CASE("one request then EOF through corral mcp is answered every time", "[se
   { std::ofstream(dir / "echo.py") << kEcho; }
   const std::string request = R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})";
   { std::ofstream(dir / "in") << request << "\n"; }
+  // Files: the session actor carries the messages. Pipes (as an MCP client's): the I/O
+  // loop relays them itself (io_loop::relay).
+  std::string in = "< in", out = "> out";
+  SECTION("through files") {}
+  SECTION("through pipes, relayed") {
+    in = "";
+    out = "| cat > out";
+  }
   int answered = 0;
   const int rounds = 25;
   for (int i = 0; i < rounds; ++i) {
     // The program text goes as an argument: the jail does not see the test's temp dir.
-    std::string cmd = "cd " + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI +
-                      " mcp -- python3 -c \"$(cat echo.py)\" < in > out 2> err";
+    std::string cmd = "cd " + dir.path() + " && " + (in.empty() ? "cat in | " : "") + "timeout 60 " +
+                      CORRAL_TEST_CLI + " mcp -- python3 -c \"$(cat echo.py)\" " + in + " " + out + " 2> err";
     int rc = run_shell(cmd);
     INFO("round " << i << " rc " << rc << " stderr: " << slurp(dir / "err"));
     if (slurp(dir / "out") == request + "\n") ++answered;
@@ -54,13 +62,20 @@ TEST_CASE("a child that writes 4 MiB and exits at once while the client closes s
           "[session][eof][landlock]") {
   REQUIRE_LANDLOCK();
   temp_dir dir;
+  std::string before, after = " < /dev/null > out";
+  SECTION("through files") {}
+  SECTION("through pipes, relayed") {
+    before = "true | ";
+    after = " | cat > out";
+  }
   for (int i = 0; i < 5; ++i) {
-    std::string cmd = "cd " + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI +
-                      " mcp -- python3 -c 'import sys; sys.stdout.write((\"x\" * 1023 + \"\\n\") * 4096)'"
-                      " < /dev/null > out 2> err";
-    int rc = run_shell(cmd);
+    // corral's own status goes to a file: in a pipeline the shell reports cat's.
+    std::string cmd = "cd " + dir.path() + " && " + before + "{ timeout 60 " + CORRAL_TEST_CLI +
+                      " mcp -- python3 -c 'import sys; sys.stdout.write((\"x\" * 1023 + \"\\n\") * 4096)'" +
+                      " 2> err; echo $? > status; }" + after;
+    run_shell(cmd);
     INFO("round " << i << " stderr: " << slurp(dir / "err"));
-    CHECK(rc == 0);
+    CHECK(slurp(dir / "status") == "0\n");
     CHECK(slurp(dir / "out").size() == 4u * 1024 * 1024);
   }
 }

@@ -66,6 +66,29 @@ struct io_written {
   std::uint64_t bytes;
 };
 
+// A relay (io_loop::relay) moved messages: its counts so far. Sent at most every 100 ms
+// while messages flow, and once more when the child's stdout ends.
+struct io_relay_activity {
+  process_id id;
+  std::uint64_t messages_in;   // client -> child
+  std::uint64_t messages_out;  // child -> client
+};
+
+// A relay dropped a message over the size limit (the stream stays usable).
+struct io_relay_refused {
+  process_id id;
+  bool toward_child;  // from the client; else from the child
+  std::string why;
+};
+
+// The client's side of a relay ended: its input reached EOF (or failed), or its output
+// can no longer be written (the client went away).
+enum class relay_end : std::uint8_t { client_eof, client_gone };
+struct io_relay_closed {
+  process_id id;
+  relay_end what;
+};
+
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_spawned)
@@ -76,3 +99,6 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_status)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_exited)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_stdin_closed)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_written)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_activity)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_refused)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_closed)

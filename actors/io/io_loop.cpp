@@ -127,6 +127,7 @@ void io_loop::impl::do_release(process_id id) {
   if (!p || p->detached) return;
   p->released = true;
   egress->close_process(p->id);
+  close_relay(p);
   for (auto* s : {&p->out, &p->err}) end_stream(*s);
   close_handle(p, reinterpret_cast<uv_handle_t*>(&p->status_pipe), p->status_open);
   close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
@@ -139,6 +140,7 @@ void io_loop::impl::do_detach_output(process_id id) {
   p->released = true;
   p->detached = true;
   egress->close_process(p->id);
+  close_relay(p);
   for (auto* s : {&p->out, &p->err}) {
     if (!s->open) continue;
     drain_now(*s);

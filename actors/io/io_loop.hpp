@@ -39,6 +39,20 @@ struct pty_options {
   bool echo = true;  // false: ECHO cleared on the slave before the spawn
 };
 
+// A stdio session whose client is this process's own descriptors (`corral mcp` run
+// in-process): the loop copies whole messages both ways between them and the child, on
+// its own thread, with no actor in between. The session still owns every decision (the
+// boundary, the timers, the end); it hears io_relay_activity, io_relay_refused and
+// io_relay_closed. The loop reads and writes its own duplicates of the descriptors, which
+// must be pipes or sockets.
+struct relay_ends {
+  int from_client = -1;  // read: newline-framed messages for the child's stdin
+  int to_client = -1;    // written: the child's stdout messages
+  std::size_t max_message_bytes = 0;  // longer messages are dropped and reported, each way
+  std::uint64_t window_bytes = 0;     // queued toward a side before the other is paused
+  caf::actor notify;
+};
+
 struct spawn_command {
   process_id id = 0;
   std::string program;  // absolute path (the exec helper)
@@ -91,6 +105,9 @@ public:
   // reading and discarding them until the last writer closes them, so background
   // processes a workspace step left behind never meet EPIPE; forgotten once reaped.
   void detach_output(process_id id);
+  // Starts relaying between the process's stdin/stdout and the ends (relay_ends above).
+  // The stdout stream must have been opened with no credit, so nothing was read before.
+  void relay(process_id id, relay_ends ends);
   // The egress_proxy actor's answer to an egress_ask (actors/egress/egress_messages.hpp).
   void egress_answer(corral::egress_answer answer);
   // Proxied connections the loop holds for `id` (for tests: none may outlive it).

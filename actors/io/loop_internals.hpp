@@ -6,10 +6,13 @@
 //   status_channel.cpp  the helper's status lines and the egress listeners it hands over
 //   stdin_writes.cpp    stdin and spec writes, and closing stdin after them
 //   warm_handoff.cpp    a warm jail's launch and its adoption by an execution
+//   message_relay.cpp   a session's messages copied between the child and this process's
+//                       own descriptors (`corral mcp` in-process), no actor in between
 // Nothing here is touched off the loop thread except through post().
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -23,6 +26,7 @@
 #include "actors/egress/egress_relay.hpp"
 #include "actors/io/child_fds.hpp"
 #include "actors/io/io_loop.hpp"
+#include "actors/message_framing.hpp"
 
 namespace corral {
 
@@ -39,6 +43,28 @@ struct io_loop::impl {
     output_route route;
     std::uint64_t dropped = 0;
     bool paused = false;
+  };
+
+  // message_relay.cpp: one session's relay, owned by its process.
+  struct relay_state {
+    relay_ends ends;
+    frame_decoder from_client;
+    frame_decoder from_child;
+    uv_pipe_t client_in{};
+    bool client_in_open = false;
+    bool client_in_paused = false;
+    uv_pipe_t client_out{};
+    bool client_out_open = false;
+    bool client_gone = false;           // a write failed: the child's messages are dropped
+    std::uint64_t toward_child = 0;     // written to the child's stdin, not yet taken
+    std::uint64_t toward_client = 0;    // written to the client, not yet taken
+    bool child_out_ended = false;       // io_eof waits until the client has it all
+    std::uint64_t messages_in = 0;
+    std::uint64_t messages_out = 0;
+    std::chrono::steady_clock::time_point last_report{};
+    relay_state(relay_ends e)
+        : ends(std::move(e)), from_client(framing_mode::newline, ends.max_message_bytes),
+          from_child(framing_mode::newline, ends.max_message_bytes) {}
   };
 
   struct process {
@@ -68,6 +94,7 @@ struct io_loop::impl {
     bool report_writes = false;
     std::size_t listeners_received = 0;  // egress listeners taken off the status channel
     int pty_master = -1;  // kept for TIOCSWINSZ; the streams read and write their own dups
+    std::unique_ptr<relay_state> relay;
   };
 
   struct write_req {
@@ -75,6 +102,15 @@ struct io_loop::impl {
     std::string bytes;
     process* proc = nullptr;
     bool is_spec = false;
+  };
+
+  // A message to a relay's client that the pipe did not take at once.
+  struct relay_write {
+    uv_write_t req{};
+    std::string bytes;
+    impl* loop = nullptr;
+    process_id id = 0;
+    std::size_t queued = 0;  // bytes of it (and its newline) the pipe had not taken
   };
 
   uv_loop_t loop{};
@@ -131,6 +167,16 @@ struct io_loop::impl {
   // warm_handoff.cpp
   void do_launch(process_id id, std::string bytes);
   void do_adopt(process_id id, caf::actor owner, output_route out, output_route err);
+
+  // message_relay.cpp
+  void do_relay(process_id id, relay_ends ends);
+  void read_client(relay_state& r);
+  void relay_child_output(process* p, ssize_t n, const uv_buf_t* buf);
+  void relay_client_input(process* p, ssize_t n, const uv_buf_t* buf);
+  void relay_to_client(process* p, std::string message);
+  void relay_input_taken(process* p, std::uint64_t bytes);
+  void relay_report(process* p, bool now);
+  void close_relay(process* p);
 
   // io_loop.cpp
   void do_signal(process_id id, int sig, bool whole_group);

@@ -38,6 +38,7 @@ void io_loop::impl::start_reading(stream_state& s) {
 
 void io_loop::impl::on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
   if (n == 0) return;
+  if (s.kind == stream_kind::out && s.owner->relay) return relay_child_output(s.owner, n, buf);
   if (n == UV_ENOBUFS && s.route.when_exhausted == overflow_policy::pause) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
     s.paused = true;

@@ -32,6 +32,7 @@ void io_loop::impl::on_written(write_req* req, int status) {
     return;
   }
   p->stdin_pending--;
+  if (p->relay) relay_input_taken(p, written);
   if (status < 0 && p->stdin_open) {
     caf::anon_send(p->owner, io_stdin_closed{p->id, -status});
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);

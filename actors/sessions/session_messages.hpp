@@ -89,6 +89,12 @@ struct session_request {
   std::string workspace;
   std::string principal = "lib";
   std::string cwd;  // where the child starts (exec_request::cwd)
+  // In-process only (`corral mcp`): this process's own descriptors to relay the child's
+  // messages to and from, on the I/O loop's thread with no actor in between
+  // (io_loop::relay). Newline framing only; send and ack are not used then. -1: messages
+  // go through the owner (session_message, send_atom, ack_atom).
+  int relay_from_fd = -1;  // the client's messages for the child (a pipe or socket)
+  int relay_to_fd = -1;    // where the child's messages go (a pipe or socket)
 };
 
 // A pty child. It outlives the call that opened it; it ends when the child exits, on

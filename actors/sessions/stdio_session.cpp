@@ -70,6 +70,9 @@ struct stdio_session_state : session_kind {
   session_log stderr_log;
   clock_type::time_point last_activity;
 
+  // The loop relays the messages between the child and descriptors of this process.
+  bool relayed() const { return options.relay_from_fd >= 0; }
+
   std::vector<caf::actor> peers() const override {
     if (!owner) return {};
     return {owner};
@@ -144,7 +147,7 @@ void close_gracefully(self_ptr self, session_end_reason why) {
 
 void regrant(self_ptr self) {
   auto& st = self->state;
-  if (!st.child.launched() || st.child.at_eof(stream_kind::out)) return;
+  if (st.relayed() || !st.child.launched() || st.child.at_eof(stream_kind::out)) return;
   std::uint64_t window = st.options.output_window_bytes;
   std::uint64_t held = st.pending_bytes + st.read_outstanding;
   if (held >= window) return;
@@ -194,7 +197,8 @@ void on_stderr(self_ptr self, std::string& bytes) {
 
 session_streams stdio_session_state::streams() {
   session_streams s;
-  s.out = {self, options.output_window_bytes, overflow_policy::pause};
+  // Relayed: nothing is read until the relay starts at io_spawned, then the loop paces it.
+  s.out = {self, relayed() ? 0 : options.output_window_bytes, overflow_policy::pause};
   s.err = {self, std::max<std::uint64_t>(1, options.stderr_log_bytes), overflow_policy::pause};
   read_outstanding = s.out.credit;
   err_outstanding = s.err.credit;
@@ -203,6 +207,9 @@ session_streams stdio_session_state::streams() {
 
 void stdio_session_state::on_spawned() {
   last_activity = clock_type::now();
+  if (relayed())
+    child.io().relay(child.process(), relay_ends{options.relay_from_fd, options.relay_to_fd, options.max_message_bytes,
+                                                 options.output_window_bytes, self});
   if (input == stdin_phase::eof_queued) {
     // Closed while starting: draining from here, EOF behind the input just flushed. Only
     // the input ended (stdin_eof): EOF, and the child runs on.
@@ -223,7 +230,8 @@ std::optional<std::chrono::milliseconds> stdio_session_state::eof_wait_more() {
   // The bound is on a silent pipe (a descendant holding it open), not on a child's last
   // output still flowing or waiting for the owner's credit: that is drained.
   auto quiet = clock_type::now() - last_output;
-  if (child.at_eof(stream_kind::out) || (quiet >= kEofBound && pending.empty() && read_outstanding != 0))
+  bool reading = read_outstanding != 0 || relayed();
+  if (child.at_eof(stream_kind::out) || (quiet >= kEofBound && pending.empty() && reading))
     return std::nullopt;
   return std::max(std::chrono::duration_cast<std::chrono::milliseconds>(kEofBound - quiet),
                   std::chrono::milliseconds(100));
@@ -271,6 +279,24 @@ caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request 
         if (chunk.id != self->state.child.process()) return;
         if (chunk.stream == stream_kind::out) return on_output(self, chunk.bytes);
         on_stderr(self, chunk.bytes);
+      },
+      [=](io_relay_activity& ev) {
+        auto& s = self->state;
+        if (ev.id != s.child.process()) return;
+        if (ev.messages_out != s.messages_out) s.last_output = clock_type::now();
+        s.messages_in = ev.messages_in;
+        s.messages_out = ev.messages_out;
+        s.last_activity = clock_type::now();
+      },
+      [=](io_relay_refused& ev) {
+        auto& s = self->state;
+        if (ev.id != s.child.process() || !s.owner) return;
+        auto why = std::string(ev.toward_child ? "from the client: " : "from the child: ") + ev.why;
+        self->send(s.owner, session_refused{s.child.number(), make_failure(failure_kind::limit_exceeded, why)});
+      },
+      [=](io_relay_closed& ev) {
+        // The client's input ended, or it stopped reading: as a close by the owner.
+        if (ev.id == self->state.child.process()) close_gracefully(self, session_end_reason::closed);
       },
       [=](io_written& ev) {
         auto& s = self->state;
@@ -340,6 +366,9 @@ expected<caf::actor> open_session(caf::actor_system& system, const session_reque
                                   caf::actor owner) {
   if (request.max_message_bytes == 0 || request.output_window_bytes == 0 || request.input_window_bytes == 0)
     return make_failure(failure_kind::invalid_request, "the message limit and both windows must be positive");
+  if ((request.relay_from_fd >= 0) != (request.relay_to_fd >= 0) ||
+      (request.relay_from_fd >= 0 && request.framing != framing_mode::newline))
+    return make_failure(failure_kind::invalid_request, "a relayed session needs both descriptors and newline framing");
   auto exec = plan_session_child(request, request.argv, request.env, at);
   if (!exec) return exec.error();
   return system.spawn(stdio_session, std::move(*exec), request, at.number, std::move(at.env), std::move(owner));

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <poll.h>
+#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 
@@ -100,6 +101,13 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
 }
 
 
+// The loop relays the messages itself when both of this process's ends are pipes or
+// sockets, as an MCP client's are; a file or terminal goes through the actors instead.
+bool relayable(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
 // Reads the client's lines and sends each to the session, waiting on each send (so a
 // server that does not read makes the client block too); EOF closes the session.
 void pump_stdin(caf::actor_system& sys, caf::actor session, std::size_t max_message, int stop_fd) {
@@ -162,6 +170,12 @@ int mcp_command(const std::vector<std::string>& args) {
   }
 
   int status = kExitRefused;
+  const bool relay = relayable(STDIN_FILENO) && relayable(STDOUT_FILENO);
+  if (relay) {
+    options->request.relay_from_fd = STDIN_FILENO;
+    options->request.relay_to_fd = STDOUT_FILENO;
+  }
+  spdlog::debug("corral mcp: messages {}", relay ? "relayed by the I/O loop" : "through the session actor");
   {
     caf::scoped_actor owner{(*rt)->system()};
     auto session = (*rt)->open_session(options->request, caf::actor_cast<caf::actor>(owner));
@@ -175,8 +189,10 @@ int mcp_command(const std::vector<std::string>& args) {
       owner->send(session->actor, cancel_atom::value);
       return kExitRefused;
     }
-    std::thread reader(pump_stdin, std::ref((*rt)->system()), session->actor, options->request.max_message_bytes,
-                       stop[0]);
+    std::thread reader;
+    if (!relay)
+      reader = std::thread(pump_stdin, std::ref((*rt)->system()), session->actor, options->request.max_message_bytes,
+                           stop[0]);
     interrupt_watch interrupts(caf::actor_cast<caf::actor>(owner));
     int interrupted_by = 0;
     std::uint64_t unacked = 0;
@@ -203,7 +219,10 @@ int mcp_command(const std::vector<std::string>& args) {
             // host's log, as it happens.
             if (auto line = refused_connection_line(n.event); !line.empty()) std::cerr << line << "\n";
           },
-          [&](session_refused& r) { spdlog::warn("corral mcp: a server message was not forwarded: {}", r.error.message); },
+          [&](session_refused& r) {
+            // Relayed, the refusal names its direction; otherwise it is the server's.
+            spdlog::warn("corral mcp: a {}message was not forwarded: {}", relay ? "" : "server ", r.error.message);
+          },
           [&](interrupt_atom, int sig) {
             if (!interrupted_by) interrupted_by = sig;
             owner->send(session->actor, cancel_atom::value);
@@ -226,7 +245,7 @@ int mcp_command(const std::vector<std::string>& args) {
       status = 128 + interrupted_by;
     }
     (void)!::write(stop[1], "x", 1);
-    reader.join();
+    if (reader.joinable()) reader.join();
     ::close(stop[0]);
     ::close(stop[1]);
   }
