@@ -3,11 +3,14 @@
 // For `/bin/true` and `python3 -c pass`, each round runs once each of: bare posix_spawn,
 // corral_bench_floor (namespaces + view + exec, no runtime), bwrap, firejail and nsjail
 // (each where installed), `corral run` and `corral-full run` (the program `corral` was
-// before the lean split, measured here for the before/after). Prints medians, p90s and the
+// before the lean split, measured here for the before/after), and `corral run --connect`
+// to a `corral serve` this bench starts (its warm pool). Prints medians, p90s and the
 // ratios issue 17 states its targets in.
 // Usage: corral_bench_cli  (env BENCH_CLI_N, default 100 rounds)
+#include <csignal>
 #include <cstdio>
 #include <string>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
@@ -28,6 +31,40 @@ double median_of(const contender& c) { return summarize(c.us).median_us; }
 
 } // namespace
 
+// A `corral serve` for the --connect contender, on a socket in a throwaway dir, stopped
+// (SIGTERM, then waited for) at the end of the bench.
+class bench_daemon {
+public:
+  bench_daemon() {
+    if (!dir_.ok()) return;
+    socket_ = dir_.path() + "/corral.sock";
+    std::vector<std::string> args = {CORRAL_BENCH_CLI, "serve", "--socket", socket_, "--state-dir", dir_.path() + "/state"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+    if (::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&fa);
+    // The socket appears once it accepts; a first run warms the daemon's pool.
+    for (int i = 0; pid_ > 0 && i < 200 && ::access(socket_.c_str(), F_OK) != 0; ++i) ::usleep(50'000);
+  }
+  ~bench_daemon() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+  }
+  bool ok() const { return pid_ > 0 && ::access(socket_.c_str(), F_OK) == 0; }
+  const std::string& socket() const { return socket_; }
+
+private:
+  bench_state_dir dir_{"corral_bench_cli"};
+  std::string socket_;
+  pid_t pid_ = -1;
+};
+
 int run() {
   const int n = env_int("BENCH_CLI_N", 100);
   const int warmup = std::max(3, n / 20);
@@ -41,6 +78,8 @@ int run() {
   if (bwrap.empty()) std::printf("bwrap skipped: bubblewrap is not installed (scripts/bench installs it)\n");
   if (firejail.empty()) std::printf("firejail skipped: firejail is not installed (scripts/bench installs it)\n");
   if (nsjail.empty()) std::printf("nsjail skipped: not on PATH and $NSJAIL unset (Debian does not package it)\n");
+  bench_daemon daemon;
+  if (!daemon.ok()) std::printf("corral_connect skipped: corral serve did not come up\n");
 
   struct program {
     const char* label;
@@ -59,6 +98,11 @@ int run() {
       std::vector<std::string> a = {cli, "run", "--tier", "landlock", "--"};
       a.insert(a.end(), p.argv.begin(), p.argv.end());
       all.push_back({name, a, {}});
+    }
+    if (daemon.ok()) {
+      std::vector<std::string> a = {CORRAL_BENCH_CLI, "run", "--connect", daemon.socket(), "--"};
+      a.insert(a.end(), p.argv.begin(), p.argv.end());
+      all.push_back({"corral_connect", a, {}});
     }
     for (int round = 0; round < warmup + n; ++round)
       for (auto& c : all) {
