@@ -202,8 +202,8 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   return std::unique_ptr<runtime>(new runtime(std::move(p)));
 }
 
-runtime::~runtime() {
-  if (!impl_) return;
+void runtime::stop_actors() {
+  if (!impl_->sup) return;
   {
     caf::scoped_actor self{*impl_->sys};
     self->request(impl_->sup, std::chrono::seconds(60), stop_atom::value)
@@ -214,6 +214,16 @@ runtime::~runtime() {
   }
   impl_->sup = caf::actor{};
   impl_->workspaces = caf::actor{};
+}
+
+void runtime::stop_before_exit() {
+  stop_actors();
+  impl_->claim.reset();  // every lease is gone: the state dir is free for the next runtime
+}
+
+runtime::~runtime() {
+  if (!impl_) return;
+  stop_actors();
   impl_->sys.reset();  // joins the scheduler: no actor touches the launcher or the loop after this
   impl_->launcher.reset();
   impl_->io.reset();

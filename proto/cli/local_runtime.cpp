@@ -1,5 +1,9 @@
 #include "proto/cli/local_runtime.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
 #include <caf/actor_system_config.hpp>
 
 #include "config/toml/toml_profile.hpp"
@@ -22,6 +26,14 @@ expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
   // 64 threads on a large machine for each one-shot run).
   ro.configure_system = [](caf::actor_system_config& cfg) { cfg.set("scheduler.max-threads", std::size_t{2}); };
   return runtime::start(std::move(ro));
+}
+
+void exit_after(runtime& rt, int status) {
+  rt.stop_before_exit();
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  std::_Exit(status);
 }
 
 } // namespace corral::cli

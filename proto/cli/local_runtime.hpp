@@ -15,4 +15,9 @@ namespace corral::cli {
 // given and no warm jail (one request: a jail armed ahead would only compete with it).
 expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f);
 
+// Ends a one-shot command: the runtime stops what it started and releases its state dir
+// (runtime::stop_before_exit), stdout and stderr are flushed, and the process exits with
+// `status` without joining the runtime's threads.
+[[noreturn]] void exit_after(runtime& rt, int status);
+
 } // namespace corral::cli

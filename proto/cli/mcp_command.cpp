@@ -249,8 +249,7 @@ int mcp_command(const std::vector<std::string>& args) {
     ::close(stop[0]);
     ::close(stop[1]);
   }
-  rt->reset();
-  return status;
+  exit_after(**rt, status);
 }
 
 } // namespace corral::cli

@@ -101,8 +101,8 @@ int run_command(const std::vector<std::string>& args) {
 
   auto rt = start_local_runtime(options->flags);
   if (!rt) return refuse(rt.error(), options->json);
-  // The runtime's destructor, at return, waits for the lease to be removed.
-  return run_streaming(**rt, *options);
+  // The lease is removed before the exit; the runtime's threads end with the process.
+  exit_after(**rt, run_streaming(**rt, *options));
 }
 
 } // namespace corral::cli
