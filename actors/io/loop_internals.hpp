@@ -168,9 +168,25 @@ struct io_loop::impl {
   void do_launch(process_id id, std::string bytes);
   void do_adopt(process_id id, caf::actor owner, output_route out, output_route err);
 
+  // Reads `pipe` (whose data is its process) into the loop's buffer and hands each read to
+  // `Handler`, which copies out what it keeps: the status channel, a relay's client input.
+  template <void (impl::*Handler)(process*, ssize_t, const uv_buf_t*)>
+  static void read_into_loop_buffer(uv_pipe_t& pipe) {
+    uv_read_start(
+        reinterpret_cast<uv_stream_t*>(&pipe),
+        [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
+          auto* proc = static_cast<process*>(h->data);
+          buf->base = proc->loop->read_buffer;
+          buf->len = kLoopReadBuffer;
+        },
+        [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
+          auto* proc = static_cast<process*>(h->data);
+          (proc->loop->*Handler)(proc, n, buf);
+        });
+  }
+
   // message_relay.cpp
   void do_relay(process_id id, relay_ends ends);
-  void read_client(relay_state& r);
   void relay_child_output(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_client_input(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_to_client(process* p, std::string message);

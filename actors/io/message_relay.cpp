@@ -45,28 +45,12 @@ void io_loop::impl::do_relay(process_id id, relay_ends ends) {
   auto& r = *p->relay;
   open_pipe(p, r.client_out, out_fd, r.client_out_open);
   open_pipe(p, r.client_in, in_fd, r.client_in_open);
-  read_client(r);
+  read_into_loop_buffer<&impl::relay_client_input>(r.client_in);
   // The child's stdout was opened without credit (nothing read yet): from now on the
   // relay paces it instead.
   p->out.route.credit = UINT64_MAX;
   p->out.route.when_exhausted = overflow_policy::pause;
   if (p->out.paused) start_reading(p->out);
-}
-
-// The client's messages are read into the loop's buffer: relay_client_input copies whole
-// messages out of it.
-void io_loop::impl::read_client(relay_state& r) {
-  uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&r.client_in),
-      [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
-        auto* proc = static_cast<process*>(h->data);
-        buf->base = proc->loop->read_buffer;
-        buf->len = kLoopReadBuffer;
-      },
-      [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
-        auto* proc = static_cast<process*>(h->data);
-        proc->loop->relay_client_input(proc, n, buf);
-      });
 }
 
 void io_loop::impl::relay_report(process* p, bool now) {
@@ -188,7 +172,7 @@ void io_loop::impl::relay_input_taken(process* p, std::uint64_t bytes) {
   r.toward_child -= std::min(r.toward_child, bytes);
   if (!r.client_in_paused || !r.client_in_open || r.toward_child > r.ends.window_bytes / 2) return;
   r.client_in_paused = false;
-  read_client(r);
+  read_into_loop_buffer<&impl::relay_client_input>(r.client_in);
 }
 
 void io_loop::impl::close_relay(process* p) {

@@ -11,17 +11,7 @@ namespace corral {
 
 void io_loop::impl::open_status(process* p, int fd) {
   open_pipe(p, p->status_pipe, fd, p->status_open, 1);
-  uv_read_start(
-      reinterpret_cast<uv_stream_t*>(&p->status_pipe),
-      [](uv_handle_t* h, std::size_t, uv_buf_t* buf) {
-        auto* proc = static_cast<process*>(h->data);
-        buf->base = proc->loop->read_buffer;
-        buf->len = kLoopReadBuffer;
-      },
-      [](uv_stream_t* h, ssize_t n, const uv_buf_t* buf) {
-        auto* proc = static_cast<process*>(h->data);
-        proc->loop->on_status(proc, n, buf);
-      });
+  read_into_loop_buffer<&impl::on_status>(p->status_pipe);
 }
 
 void io_loop::impl::on_status(process* p, ssize_t n, const uv_buf_t* buf) {
