@@ -154,8 +154,8 @@ void io_loop::impl::relay_client_input(process* p, ssize_t n, const uv_buf_t* bu
       caf::anon_send(r.ends.notify, io_relay_refused{p->id, true, f.error->message});
       continue;
     }
-    ++r.messages_in;
     if (!p->stdin_open || p->stdin_close_requested) continue;  // the child stopped reading
+    ++r.messages_in;
     f.message.push_back('\n');
     r.toward_child += f.message.size();
     write_to(p, p->stdin_pipe, std::move(f.message), false);

@@ -38,7 +38,8 @@ void io_loop::impl::on_written(write_req* req, int status) {
     close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
     return;
   }
-  if (p->report_writes && status >= 0) caf::anon_send(p->owner, io_written{p->id, written});
+  // A relay paces its own input: the session sent none of it and needs no count.
+  if (p->report_writes && status >= 0 && !p->relay) caf::anon_send(p->owner, io_written{p->id, written});
   finish_stdin_if_done(p);
 }
 
