@@ -6,7 +6,8 @@
 // before the lean split, measured here for the before/after), and `corral run --connect`
 // to a `corral serve` this bench starts (its warm pool). Prints medians, p90s and the
 // ratios issue 17 states its targets in.
-// Usage: corral_bench_cli  (env BENCH_CLI_N, default 100 rounds)
+// Usage: corral_bench_cli  (env BENCH_CLI_N, default 100 rounds; BENCH_CLI_BEFORE=another
+// build's corral to set beside it)
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -98,6 +99,13 @@ int run() {
       std::vector<std::string> a = {cli, "run", "--tier", "landlock", "--"};
       a.insert(a.end(), p.argv.begin(), p.argv.end());
       all.push_back({name, a, {}});
+    }
+    // BENCH_CLI_BEFORE: a corral built from another commit (with its corral-exec beside
+    // it), measured in the same rounds for a before/after.
+    if (const char* before = std::getenv("BENCH_CLI_BEFORE"); before && ::access(before, X_OK) == 0) {
+      std::vector<std::string> a = {before, "run", "--tier", "landlock", "--"};
+      a.insert(a.end(), p.argv.begin(), p.argv.end());
+      all.push_back({"corral_before", a, {}});
     }
     if (daemon.ok()) {
       std::vector<std::string> a = {CORRAL_BENCH_CLI, "run", "--connect", daemon.socket(), "--"};

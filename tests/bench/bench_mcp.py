@@ -4,7 +4,8 @@ the same SERVER run directly, interleaved in this one run (used by scripts/bench
 The server is a line echo (one JSON-RPC response per request line), so the figure is the
 proxy's, not a tool's. For a small message (about 100 bytes) and a 247 KB one it prints
   mcp_rtt size=... direct_median_us=... corral_median_us=... added_median_us=... ratio=...
-Usage: bench_mcp.py CORRAL [ROUNDS] [TIER]   (default 2000 rounds of small, 200 of large; landlock)"""
+Usage: bench_mcp.py CORRAL [ROUNDS] [TIER]   (default 2000 rounds of small, 200 of large; landlock;
+env BENCH_MCP_BEFORE=another build's corral to set beside it)"""
 
 import json
 import os
@@ -60,22 +61,33 @@ def main():
     server = ["/usr/bin/python3", "-c", ECHO]
     direct = Peer(server)
     proxied = Peer([corral, "mcp", "--tier", tier, "--"] + server)
+    # BENCH_MCP_BEFORE: a corral built from another commit, in the same rounds.
+    before_cli = os.environ.get("BENCH_MCP_BEFORE")
+    before = Peer([before_cli, "mcp", "--tier", tier, "--"] + server) if before_cli else None
     try:
         for size, n in ((100, rounds), (247 * 1024, max(20, rounds // 10))):
             line = message(size)
             for _ in range(max(5, n // 20)):  # warm-up: both pipes, the interpreter, corral's actors
                 direct.round_trip(line)
                 proxied.round_trip(line)
-            d, c = [], []
+            d, c, b = [], [], []
             for _ in range(n):
                 d.append(direct.round_trip(line))
                 c.append(proxied.round_trip(line))
+                if before:
+                    b.append(before.round_trip(line))
             dm, cm = statistics.median(d), statistics.median(c)
             print("mcp_rtt tier=%s size=%d direct_median_us=%.1f corral_median_us=%.1f added_median_us=%.1f "
                   "ratio=%.2f n=%d" % (tier, len(line), dm, cm, cm - dm, cm / dm, n))
+            if before:
+                bm = statistics.median(b)
+                print("mcp_rtt_before tier=%s size=%d corral_median_us=%.1f added_median_us=%.1f ratio=%.2f" % (
+                    tier, len(line), bm, bm - dm, bm / dm))
     finally:
         direct.close()
         proxied.close()
+        if before:
+            before.close()
 
 
 if __name__ == "__main__":
