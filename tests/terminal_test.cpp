@@ -98,7 +98,10 @@ void sees_the_resize(runtime& rt) {
   auto h = open_terminal_or_fail(rt, r);
   terminal_watcher w(rt.system(), h.actor);
   w.attach();
-  REQUIRE(w.wait_for("ready 24 80"));
+  // The first output waits for the child to start: on the container tier that is a podman
+  // run, which took over 10 s on a CI machine running the container and microvm escape
+  // suites beside it. The terminal's own startup deadline (30 s) bounds it.
+  REQUIRE(w.wait_for("ready 24 80", r.startup_timeout));
   w.self->send(h.actor, resize_atom::value, std::uint16_t{40}, std::uint16_t{100});
   CHECK(w.wait_for("winch 40 100"));
   w.self->send(h.actor, cancel_atom::value);
