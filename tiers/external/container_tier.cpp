@@ -81,6 +81,17 @@ std::vector<std::string> container_tier::engine_prefix(const std::string& bin) c
   return argv;
 }
 
+std::vector<std::string> container_tier::bare_run_argv(const std::string& bin, const std::vector<std::string>& extra,
+                                                       const std::vector<std::string>& program) const {
+  auto argv = engine_prefix(bin);
+  argv.push_back("run");
+  for (auto& f : boundary_flags()) argv.push_back(f);
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  argv.push_back(settings_.image);
+  argv.insert(argv.end(), program.begin(), program.end());
+  return argv;
+}
+
 std::vector<std::string> container_tier::boundary_flags() const {
   std::vector<std::string> flags = {"--rm",
           network_ != network_mode::host ? "--network=none" : "--network=host",
@@ -129,10 +140,7 @@ tier_status container_tier::trial(const std::string& bin, std::chrono::milliseco
   // flags (rlimits it may not set, a cgroup layout its runtime refuses): try one.
   static std::atomic<unsigned> trials{0};
   auto name = "corral-preflight-" + std::to_string(::getpid()) + "-" + std::to_string(++trials);
-  auto argv = engine_prefix(bin);
-  argv.push_back("run");
-  for (auto& f : boundary_flags()) argv.push_back(f);
-  for (auto& a : {"--name=" + name, settings_.image, std::string("true")}) argv.push_back(a);
+  auto argv = bare_run_argv(bin, {"--name=" + name}, {"true"});
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - clock_type::now());
   auto r = run_probe(argv, std::max(std::chrono::milliseconds(1), left));
   // Whatever the trial did, its container must not stay (--rm does not run when the CLI

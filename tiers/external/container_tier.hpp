@@ -38,6 +38,11 @@ public:
   // The engine CLI's argv up to `run` (the binary, a --runtime when configured, and for
   // podman the cgroupfs manager that takes a cgroup parent as a path).
   std::vector<std::string> engine_prefix(const std::string& bin) const;
+  // `<engine> run` with the tier's boundary flags, then `extra` (a --name), the image and
+  // `program`: the container the preflight tries, and what a benchmark times the tier
+  // against (the same flags, without corral around them).
+  std::vector<std::string> bare_run_argv(const std::string& bin, const std::vector<std::string>& extra,
+                                         const std::vector<std::string>& program) const;
 
 protected:
   tier_status preflight(std::chrono::milliseconds deadline) const override;
