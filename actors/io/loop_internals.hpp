@@ -146,6 +146,7 @@ struct io_loop::impl {
   // output_streams.cpp
   void open_stream(process* p, stream_state& s, stream_kind kind, int fd, output_route route);
   void start_reading(stream_state& s);
+  void pause_reading(stream_state& s);  // until start_reading: the child blocks on a full pipe
   void on_read(stream_state& s, ssize_t n, const uv_buf_t* buf);
   void end_stream(stream_state& s);
   void do_add_credit(process_id id, stream_kind kind, std::uint64_t bytes);
@@ -187,6 +188,10 @@ struct io_loop::impl {
 
   // message_relay.cpp
   void do_relay(process_id id, relay_ends ends);
+  std::vector<decoded_frame> relay_frames(process* p, frame_decoder& from, bool toward_child, ssize_t n,
+                                          const uv_buf_t* buf);
+  void relay_client_gone(process* p);
+  void relay_end_child_output(process* p);
   void relay_child_output(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_client_input(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_to_client(process* p, std::string message);

@@ -61,30 +61,49 @@ void io_loop::impl::relay_report(process* p, bool now) {
   caf::anon_send(r.ends.notify, io_relay_activity{p->id, r.messages_in, r.messages_out});
 }
 
+// The whole messages a read completed; one over the limit is reported (with its direction)
+// and left out.
+std::vector<decoded_frame> io_loop::impl::relay_frames(process* p, frame_decoder& from, bool toward_child, ssize_t n,
+                                                       const uv_buf_t* buf) {
+  std::vector<decoded_frame> frames;
+  from.feed(std::string_view(buf->base, static_cast<std::size_t>(n)), frames);
+  std::erase_if(frames, [&](decoded_frame& f) {
+    if (f.error) caf::anon_send(p->relay->ends.notify, io_relay_refused{p->id, toward_child, f.error->message});
+    return f.error.has_value();
+  });
+  return frames;
+}
+
+// A write to the client failed: the session hears it once, and the child's messages are
+// dropped from now on.
+void io_loop::impl::relay_client_gone(process* p) {
+  auto& r = *p->relay;
+  if (r.client_gone) return;
+  r.client_gone = true;
+  caf::anon_send(r.ends.notify, io_relay_closed{p->id, relay_end::client_gone});
+}
+
+// The child's stdout ended and the client has taken all of it (or is gone): now the
+// session hears io_eof.
+void io_loop::impl::relay_end_child_output(process* p) {
+  auto& r = *p->relay;
+  if (r.child_out_ended && (r.toward_client == 0 || r.client_gone)) end_stream(p->out);
+}
+
 void io_loop::impl::relay_child_output(process* p, ssize_t n, const uv_buf_t* buf) {
   auto& r = *p->relay;
   if (n < 0) {  // EOF: the session hears of it once the client has every message
     r.child_out_ended = true;
     relay_report(p, true);
-    if (r.toward_client == 0 || r.client_gone) end_stream(p->out);
-    return;
+    return relay_end_child_output(p);
   }
-  std::vector<decoded_frame> frames;
-  r.from_child.feed(std::string_view(buf->base, static_cast<std::size_t>(n)), frames);
-  for (auto& f : frames) {
-    if (f.error) {
-      caf::anon_send(r.ends.notify, io_relay_refused{p->id, false, f.error->message});
-      continue;
-    }
+  for (auto& f : relay_frames(p, r.from_child, false, n, buf)) {
     if (r.client_gone) continue;  // read only so the child does not block: not delivered
     ++r.messages_out;
     relay_to_client(p, std::move(f.message));
   }
   relay_report(p, false);
-  if (r.toward_client > r.ends.window_bytes && !p->out.paused) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&p->out.pipe));
-    p->out.paused = true;
-  }
+  if (r.toward_client > r.ends.window_bytes && !p->out.paused) pause_reading(p->out);
 }
 
 void io_loop::impl::relay_to_client(process* p, std::string message) {
@@ -97,11 +116,7 @@ void io_loop::impl::relay_to_client(process* p, std::string message) {
   int done = uv_try_write(reinterpret_cast<uv_stream_t*>(&r.client_out), bufs, 2);
   auto total = message.size() + 1;
   if (done == static_cast<int>(total)) return;
-  if (done < 0 && done != UV_EAGAIN) {
-    r.client_gone = true;
-    caf::anon_send(r.ends.notify, io_relay_closed{p->id, relay_end::client_gone});
-    return;
-  }
+  if (done < 0 && done != UV_EAGAIN) return relay_client_gone(p);
   // The rest waits in the loop, the message kept whole with what was already taken skipped.
   auto taken = static_cast<std::size_t>(std::max(done, 0));
   auto* w = new relay_write;
@@ -125,14 +140,11 @@ void io_loop::impl::relay_to_client(process* p, std::string message) {
     if (!proc || !proc->relay || loop->stopping) return;  // stopping: every handle is closing
     auto& rs = *proc->relay;
     rs.toward_client -= std::min<std::uint64_t>(rs.toward_client, size);
-    if (status < 0 && !rs.client_gone) {
-      rs.client_gone = true;
-      caf::anon_send(rs.ends.notify, io_relay_closed{proc->id, relay_end::client_gone});
-    }
+    if (status < 0) loop->relay_client_gone(proc);
     // A gone client no longer paces the child: its output is read and dropped.
     if (proc->out.open && proc->out.paused && (rs.client_gone || rs.toward_client <= rs.ends.window_bytes / 2))
-      proc->loop->start_reading(proc->out);
-    if (rs.child_out_ended && (rs.toward_client == 0 || rs.client_gone)) proc->loop->end_stream(proc->out);
+      loop->start_reading(proc->out);
+    loop->relay_end_child_output(proc);
   };
   if (int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&r.client_out), rest, count, written); rc != 0)
     written(&w->req, rc);
@@ -147,13 +159,7 @@ void io_loop::impl::relay_client_input(process* p, ssize_t n, const uv_buf_t* bu
     caf::anon_send(r.ends.notify, io_relay_closed{p->id, relay_end::client_eof});
     return;
   }
-  std::vector<decoded_frame> frames;
-  r.from_client.feed(std::string_view(buf->base, static_cast<std::size_t>(n)), frames);
-  for (auto& f : frames) {
-    if (f.error) {
-      caf::anon_send(r.ends.notify, io_relay_refused{p->id, true, f.error->message});
-      continue;
-    }
+  for (auto& f : relay_frames(p, r.from_client, true, n, buf)) {
     if (!p->stdin_open || p->stdin_close_requested) continue;  // the child stopped reading
     ++r.messages_in;
     f.message.push_back('\n');

@@ -36,14 +36,15 @@ void io_loop::impl::start_reading(stream_state& s) {
       });
 }
 
+void io_loop::impl::pause_reading(stream_state& s) {
+  uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
+  s.paused = true;
+}
+
 void io_loop::impl::on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
   if (n == 0) return;
   if (s.kind == stream_kind::out && s.owner->relay) return relay_child_output(s.owner, n, buf);
-  if (n == UV_ENOBUFS && s.route.when_exhausted == overflow_policy::pause) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
-    s.paused = true;
-    return;
-  }
+  if (n == UV_ENOBUFS && s.route.when_exhausted == overflow_policy::pause) return pause_reading(s);
   if (n < 0) return end_stream(s);  // EOF, or EIO from a pty whose slave is closed
   auto size = static_cast<std::uint64_t>(n);
   auto kept = std::min<std::uint64_t>(size, s.route.credit);
@@ -56,10 +57,7 @@ void io_loop::impl::on_read(stream_state& s, ssize_t n, const uv_buf_t* buf) {
     // reading so the child blocks on a full pipe (backpressure).
     s.dropped += size - kept;
   }
-  if (s.route.credit == 0 && s.route.when_exhausted == overflow_policy::pause) {
-    uv_read_stop(reinterpret_cast<uv_stream_t*>(&s.pipe));
-    s.paused = true;
-  }
+  if (s.route.credit == 0 && s.route.when_exhausted == overflow_policy::pause) pause_reading(s);
 }
 
 // What the pipe holds right now goes to the reader before its stream is detached: the
