@@ -39,23 +39,14 @@ public:
   bench_daemon() {
     if (!dir_.ok()) return;
     socket_ = dir_.path() + "/corral.sock";
-    std::vector<std::string> args = {CORRAL_BENCH_CLI, "serve", "--socket", socket_, "--state-dir", dir_.path() + "/state"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-    if (::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
-    posix_spawn_file_actions_destroy(&fa);
+    pid_ = spawn_quiet({CORRAL_BENCH_CLI, "serve", "--socket", socket_, "--state-dir", dir_.path() + "/state"});
     // The socket appears once it accepts; a first run warms the daemon's pool.
     for (int i = 0; pid_ > 0 && i < 200 && ::access(socket_.c_str(), F_OK) != 0; ++i) ::usleep(50'000);
   }
   ~bench_daemon() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
+    wait_status(pid_);
   }
   bool ok() const { return pid_ > 0 && ::access(socket_.c_str(), F_OK) == 0; }
   const std::string& socket() const { return socket_; }

@@ -38,17 +38,9 @@ constexpr std::uint64_t kDrainBytes = 1024ull * 1024 * 1024;
 bool spawn_and_drain_pipe(std::vector<std::string> args) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) return false;
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-  pid_t pid;
-  int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
+  pid_t pid = spawn_quiet(std::move(args), p[1]);
   ::close(p[1]);
-  if (rc != 0) {
+  if (pid < 0) {
     ::close(p[0]);
     return false;
   }
@@ -58,8 +50,7 @@ bool spawn_and_drain_pipe(std::vector<std::string> args) {
     if (got == 0 || (got < 0 && errno != EINTR)) break;
   }
   ::close(p[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  int status = wait_status(pid);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 

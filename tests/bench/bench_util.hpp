@@ -53,8 +53,9 @@ inline std::vector<double> sample(int warmup, int n, const std::function<bool()>
   return us;
 }
 
-// posix_spawn + waitpid with stdin/stdout/stderr on /dev/null, or stdout on `out_fd`.
-inline bool spawn_and_wait(std::vector<std::string> args, int out_fd = -1) {
+// posix_spawn with stdin and stderr on /dev/null and stdout on `out_fd` (or /dev/null): the
+// child's pid, or -1 after saying why on stderr.
+inline pid_t spawn_quiet(std::vector<std::string> args, int out_fd = -1) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -64,17 +65,29 @@ inline bool spawn_and_wait(std::vector<std::string> args, int out_fd = -1) {
   if (out_fd >= 0) posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
   else posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
+  pid_t pid = -1;
   int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    std::fprintf(stderr, "corral_bench: posix_spawn %s: %s\n", argv[0], std::strerror(rc));
-    return false;
-  }
+  if (rc == 0) return pid;
+  std::fprintf(stderr, "corral_bench: posix_spawn %s: %s\n", argv[0], std::strerror(rc));
+  return -1;
+}
+
+// The child's wait status (EINTR retried).
+inline int wait_status(pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return status;
+}
+
+// posix_spawn + waitpid with stdin/stdout/stderr on /dev/null, or stdout on `out_fd`.
+inline bool spawn_and_wait(std::vector<std::string> args, int out_fd = -1) {
+  const std::string program = args.front();
+  pid_t pid = spawn_quiet(std::move(args), out_fd);
+  if (pid < 0) return false;
+  int status = wait_status(pid);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "corral_bench: %s exited with wait status %d\n", argv[0], status);
+    std::fprintf(stderr, "corral_bench: %s exited with wait status %d\n", program.c_str(), status);
     return false;
   }
   return true;
