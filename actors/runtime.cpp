@@ -62,8 +62,12 @@ expected<std::string> prepare_state_dir(std::string dir) {
     if (::mkdir(path.c_str(), 0700) < 0 && errno != EEXIST)
       return make_failure(failure_kind::internal, "mkdir " + path + ": " + std::strerror(errno));
     struct stat st {};
+    // Searchable by others (0711) is allowed above the scratch dirs: a root runtime's
+    // contained tier runs its programs as nobody, who must reach their own scratch dir by
+    // path (tiers/contained/contained_tier.cpp). Never listable, never writable.
+    bool searchable_ok = sub != "/leases";
     if (::lstat(path.c_str(), &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
-        (st.st_mode & 077) != 0)
+        ((st.st_mode & 077) != 0 && !(searchable_ok && (st.st_mode & 077) == 011)))
       return make_failure(failure_kind::internal,
                           path + " must be a directory owned by uid " + std::to_string(::geteuid()) +
                               " with mode 0700 (another user could tamper with leases or scratch files)");

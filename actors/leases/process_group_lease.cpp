@@ -43,6 +43,9 @@ caf::behavior process_group_lease(caf::event_based_actor* self, io_loop* io,
         // The loop ignores the signal if the helper was already reaped.
         io->signal(st->id, SIGKILL, true);
       },
+      // A tier whose helper is done with its program (tier::helper_exits_with_program)
+      // asks for the counters before the helper's exit: there are none to read here.
+      [=](report_atom) { return lease_report{}; },
       [=](finish_atom) {
         lease_report report;  // usage comes from the helper's own report
         self->quit();

@@ -23,7 +23,7 @@ std::string canonical_tier(const std::string& name) {
   if (name == "tier3") return "microvm";
   return name;
 }
-const std::set<std::string> kTiers = {"landlock", "host", "gvisor", "container", "microvm", "e2b"};
+const std::set<std::string> kTiers = {"landlock", "contained", "host", "gvisor", "container", "microvm", "e2b"};
 
 std::string env_name_problem(std::string_view name) {
   if (name.empty()) return "an environment variable name must not be empty";

@@ -17,7 +17,8 @@ const char* const kRunUsageHead = R"(usage: corral run [options] -- PROGRAM [ARG
 Runs one program inside the configured isolation boundary and mirrors its exit status.
 
 options:
-  --tier T          the boundary: landlock (default), host, gvisor, container, microvm
+  --tier T          the boundary: landlock (default), contained (no namespaces: inside
+                    containers and pods), host, gvisor, container, microvm
   --lang L          argv (default with PROGRAM), command (sh -c CODE), python, javascript,
                     typescript (needs a configured runner), rust, c, cpp
   --code CODE       the program text for --lang

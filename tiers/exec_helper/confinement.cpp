@@ -32,8 +32,16 @@ int apply_rlimits(const jail_spec& spec) {
 
 // Everything but stdio and the (close-on-exec) status channel: the runtime closed what it
 // could before the helper started; this covers anything a spawn path missed.
-int close_inherited_fds() {
-  if (::syscall(SYS_close_range, kStatusFd + 1, ~0u, 0) < 0) return step_error("fds", "close_range");
+int close_inherited_fds() { return close_inherited_fds_but(-1); }
+
+int close_inherited_fds_but(int keep) {
+  unsigned first = kStatusFd + 1;
+  if (keep >= static_cast<int>(first)) {
+    if (keep > static_cast<int>(first) && ::syscall(SYS_close_range, first, keep - 1, 0) < 0)
+      return step_error("fds", "close_range");
+    first = static_cast<unsigned>(keep) + 1;
+  }
+  if (::syscall(SYS_close_range, first, ~0u, 0) < 0) return step_error("fds", "close_range");
   return 0;
 }
 

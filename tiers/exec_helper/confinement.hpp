@@ -17,6 +17,8 @@ int step_error(const char* step, const std::string& what);
 int apply_rlimits(const jail_spec& spec);
 // Everything but stdio and the (close-on-exec) status channel.
 int close_inherited_fds();
+// The same, keeping `keep` (a descriptor the target still needs before its exec; -1: none).
+int close_inherited_fds_but(int keep);
 int confine_process(const jail_spec& spec, prepared_ruleset& ruleset);
 
 // The whole sequence above, each part reported as a step (`limits`, `landlock`, `confine`):

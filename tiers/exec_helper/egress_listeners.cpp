@@ -31,7 +31,7 @@ void close_all(std::vector<int>& fds) {
 
 } // namespace
 
-int hand_over_egress_listeners(const jail_spec& spec) {
+int hand_over_egress_listeners(const jail_spec& spec, std::vector<sockaddr_in>* bound) {
   if (spec.egress_ports.empty()) return 0;
   std::vector<int> fds;
   for (auto port : spec.egress_ports) {
@@ -41,11 +41,17 @@ int hand_over_egress_listeners(const jail_spec& spec) {
     fds.push_back(fd);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
+    addr.sin_port = bound ? 0 : htons(port);
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) < 0)
       return close_all(fds), fail("bind 127.0.0.1:" + std::to_string(port) + " in the jail");
     if (::listen(fd, kBacklog) < 0) return close_all(fds), fail("listen on 127.0.0.1:" + std::to_string(port));
+    if (bound) {
+      socklen_t len = sizeof addr;
+      if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) < 0)
+        return close_all(fds), fail("getsockname of an egress listener");
+      bound->push_back(addr);
+    }
   }
   std::string line = "listeners " + std::to_string(fds.size()) + "\n";
   iovec iov{line.data(), line.size()};

@@ -103,14 +103,20 @@ int prepare_landlock(const jail_spec& spec, prepared_ruleset& out) {
   out.fd = static_cast<int>(fd);
   ::fcntl(out.fd, F_SETFD, FD_CLOEXEC);
   // The root itself may only be listed; everything usable is granted by a rule below it.
-  if (int err = add_rule(out.fd, "/", kReadDir, attr.handled_access_fs)) return err;
+  // Not in the contained tier: its root is the host's, and listing is granted beneath.
+  if (spec.mode != jail_mode::contained)
+    if (int err = add_rule(out.fd, "/", kReadDir, attr.handled_access_fs)) return err;
   for (auto& rule : spec.landlock_rules) {
-    std::uint64_t rights = rule.writable ? attr.handled_access_fs : (kReadFile | kReadDir | kExecute);
+    std::uint64_t rights = rule.list_only  ? kReadDir
+                           : rule.writable ? attr.handled_access_fs
+                                           : (kReadFile | kReadDir | kExecute);
     if (int err = add_rule(out.fd, rule.path, rights, attr.handled_access_fs)) return err;
   }
   // The egress proxies' ports on the jail's loopback are the only TCP the program may
-  // connect to (tiers/exec_helper/egress_listeners.hpp).
-  if (attr.handled_access_net)
+  // connect to (tiers/exec_helper/egress_listeners.hpp). Not so in the contained tier:
+  // Landlock cannot tell the host's loopback from any other address with the same port, so
+  // no connect is allowed and the helper's broker makes the proxy connections.
+  if (attr.handled_access_net && spec.mode != jail_mode::contained)
     for (auto port : spec.egress_ports) {
       net_port_attr np{kNetConnectTcp, port};
       if (::syscall(SYS_landlock_add_rule, out.fd, kRuleNetPort, &np, 0) < 0)

@@ -13,6 +13,7 @@
 
 #include "tiers/exec_helper/cgroup_join.hpp"
 #include "tiers/exec_helper/cleanup_commands.hpp"
+#include "tiers/exec_helper/contained_launcher.hpp"
 #include "tiers/exec_helper/jail_launcher.hpp"
 #include "tiers/exec_helper/spec_frames.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
@@ -77,6 +78,7 @@ int main(int argc, char** argv) {
   if (spec->mode == corral::jail_mode::jail || spec->mode == corral::jail_mode::hold)
     return corral::helper::run_jailed(*spec, warm);
   if (spec->mode == corral::jail_mode::enter) return corral::helper::run_entered(*spec);
+  if (spec->mode == corral::jail_mode::contained) return corral::helper::run_contained(*spec);
   // Host mode with a lease (an external runtime such as runsc): only the target joins the
   // cgroups, so the lease's kill-all ends the runtime's whole tree while the helper
   // survives it to run the cleanup and report.

@@ -11,14 +11,15 @@
 
 namespace corral::helper {
 
-int install_seccomp_filter(const jail_spec& spec) {
-  const sock_filter* program = spec.seccomp_kill ? kSeccompKill : kSeccompErrno;
-  unsigned short length = spec.seccomp_kill ? kSeccompKillLength : kSeccompErrnoLength;
-  sock_fprog prog{length, const_cast<sock_filter*>(program)};
-  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
+int install_seccomp_filter(const jail_spec& spec, int* listener) {
+  sock_fprog prog = seccomp_program(spec.seccomp, spec.seccomp_kill);
+  unsigned flags = listener ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+  long rc = ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+  if (rc < 0) {
     report_failed(errno, "seccomp", std::string("seccomp(SECCOMP_SET_MODE_FILTER): ") + std::strerror(errno));
     return errno;
   }
+  if (listener) *listener = static_cast<int>(rc);
   return 0;
 }
 

@@ -10,11 +10,14 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
 
+#include "tiers/exec_helper/connect_broker.hpp"
 #include "tiers/exec_helper/process_tree.hpp"
 #include "tiers/exec_helper/status_writer.hpp"
 
@@ -123,6 +126,21 @@ bool wait_signal(const sigset_t& set, std::chrono::milliseconds timeout, int& si
   return sig > 0;
 }
 
+// As wait_signal, while the connect broker's notifications are answered as they come (the
+// supervised signals are blocked, so they queue on `signals`, a signalfd).
+bool wait_signal_or_serve(int signals, connect_broker& broker, std::chrono::milliseconds timeout, int& sig,
+                          pid_t& sender) {
+  pollfd p[2] = {{signals, POLLIN, 0}, {broker.fd(), POLLIN, 0}};
+  if (::poll(p, broker.fd() >= 0 ? 2 : 1, static_cast<int>(timeout.count())) <= 0) return false;
+  if (p[1].revents) broker.serve();
+  if (!(p[0].revents & POLLIN)) return false;
+  signalfd_siginfo info{};
+  if (::read(signals, &info, sizeof info) != sizeof info) return false;
+  sig = static_cast<int>(info.ssi_signo);
+  sender = static_cast<pid_t>(info.ssi_pid);
+  return true;
+}
+
 std::uint64_t to_us(const timeval& tv) {
   return static_cast<std::uint64_t>(tv.tv_sec) * 1'000'000 + static_cast<std::uint64_t>(tv.tv_usec);
 }
@@ -138,7 +156,7 @@ void release_stdio() {
   if (null_fd > 2) ::close(null_fd);
 }
 
-int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker) {
   sigset_t set = supervised_signals();
   sigprocmask(SIG_BLOCK, &set, nullptr);
   const bool in_own_pid_namespace = ::getpid() == 1;
@@ -158,6 +176,9 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
     return 127;
   }
   release_stdio();
+  // Without it (the target failed before its filter, and said why) no connect can come.
+  if (broker) broker->receive_listener();
+  int signals = broker && broker->fd() >= 0 ? ::signalfd(-1, &set, SFD_CLOEXEC) : -1;
   report_started(target);
 
   enum class phase { running, draining, killing } now = phase::running;
@@ -202,7 +223,9 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
     }
     int sig = 0;
     pid_t sender = 0;
-    if (!wait_signal(set, wait, sig, sender)) continue;
+    bool signalled = signals >= 0 ? wait_signal_or_serve(signals, *broker, wait, sig, sender)
+                                  : wait_signal(set, wait, sig, sender);
+    if (!signalled) continue;
     if (sig == SIGCHLD) continue;
     // A jail's init (pid 1) runs as the program's uid, so the program may signal it; only
     // a sender outside the pid namespace (H relaying the runtime: si_pid 0 here) ends the
@@ -216,6 +239,7 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec) {
     if (now == phase::running) begin_drain();
   }
 
+  if (signals >= 0) ::close(signals);
   rusage usage{};
   ::getrusage(RUSAGE_CHILDREN, &usage);
   if (!target_reaped) target_status = SIGKILL;  // stuck past the kill bound

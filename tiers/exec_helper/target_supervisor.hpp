@@ -21,7 +21,11 @@ using pre_exec_hook = std::function<int()>;
 // jail's pid namespace) is torn down after it; cleanup commands then write nowhere.
 void release_stdio();
 
+class connect_broker;
+
 // Returns the helper's own exit code. Writes `started` and, at the very end, `exited`.
-int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec);
+// With a broker (the contained tier's egress allow-list), its notifications are answered
+// while the target runs.
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker = nullptr);
 
 } // namespace corral::helper

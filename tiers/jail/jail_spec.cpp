@@ -6,8 +6,8 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS5";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts;
-                                    // 5: hold and enter modes
+constexpr char kMagic[] = "CRJS6";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts;
+                                    // 5: hold and enter modes; 6: contained mode
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -120,10 +120,12 @@ std::string serialize(const jail_spec& s) {
   for (auto& r : s.landlock_rules) {
     w.str(r.path);
     w.boolean(r.writable);
+    w.boolean(r.list_only);
   }
   w.boolean(s.landlock_deny_tcp);
   w.boolean(s.landlock_scope);
   w.boolean(s.seccomp_kill);
+  w.u32(static_cast<std::uint32_t>(s.seccomp));
   w.u32(static_cast<std::uint32_t>(s.egress_ports.size()));
   for (auto port : s.egress_ports) w.u32(port);
   w.u32(s.uid_inside);
@@ -133,6 +135,7 @@ std::string serialize(const jail_spec& s) {
   w.u64(static_cast<std::uint64_t>(s.enter_pid));
   w.u64(s.enter_start_time);
   w.boolean(s.leave_running);
+  w.u64(s.process_budget);
   return w.take();
 }
 
@@ -142,7 +145,7 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   if (!r.magic(kMagic))
     return make_failure(failure_kind::internal, "jail spec: bad magic (runtime and helper versions differ?)");
   auto mode = r.u32();
-  if (mode > 3) return make_failure(failure_kind::internal, "jail spec: unknown mode");
+  if (mode > 4) return make_failure(failure_kind::internal, "jail spec: unknown mode");
   s.mode = static_cast<jail_mode>(mode);
   s.program = r.str();
   s.argv = r.strs();
@@ -184,11 +187,15 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
     landlock_rule rule;
     rule.path = r.str();
     rule.writable = r.boolean();
+    rule.list_only = r.boolean();
     s.landlock_rules.push_back(std::move(rule));
   }
   s.landlock_deny_tcp = r.boolean();
   s.landlock_scope = r.boolean();
   s.seccomp_kill = r.boolean();
+  auto variant = r.u32();
+  if (variant > 3) return make_failure(failure_kind::internal, "jail spec: unknown seccomp variant");
+  s.seccomp = static_cast<seccomp_variant>(variant);
   auto nports = r.u32();
   for (std::uint32_t i = 0; i < nports && r.ok() && i < 16; ++i) {
     auto port = r.u32();
@@ -203,6 +210,7 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.enter_pid = static_cast<std::int64_t>(r.u64());
   s.enter_start_time = r.u64();
   s.leave_running = r.boolean();
+  s.process_budget = r.u64();
   if (s.mode == jail_mode::enter && (s.enter_pid <= 0 || s.enter_start_time == 0))
     return make_failure(failure_kind::internal, "jail spec: enter mode without the holder's pid and start time");
   if (!r.ok() || !r.at_end())

@@ -27,6 +27,24 @@ enum class jail_mode : std::uint8_t {
   // A step in a workspace: no namespaces or view of its own; it joins the holder's
   // (`enter_pid`), then confines itself as a jail's init does and starts its program.
   enter = 3,
+  // The contained tier (tiers/contained/): no namespaces, no mounts, no cgroup. The helper
+  // stays outside as the subreaper; only the target confines itself (rlimits, its own uid
+  // when the runtime is root, no capabilities, no_new_privs, the Landlock domain on host
+  // paths, the seccomp filter of `seccomp`) before its exec.
+  contained = 4,
+};
+
+// Which compiled seccomp filter the target loads (tiers/exec_helper/seccomp_build/).
+enum class seccomp_variant : std::uint8_t {
+  jail = 0,  // the landlock tier's: the jail's own network namespace does the rest
+  // The contained tier's: no new unix or netlink sockets (the host's are reachable without
+  // a mount namespace); with the network closed, also no inet socket but TCP (Landlock ABI
+  // 4-7 governs TCP only), no listen and no TCP Fast Open (a connect in a send).
+  contained_open = 1,    // network granted: unix and netlink only
+  contained_closed = 2,  // no network
+  // The egress allow-list: as closed, and every connect goes to the helper's broker
+  // (seccomp user notification), which connects to the egress proxy itself.
+  contained_brokered = 3,
 };
 
 enum class mount_kind : std::uint8_t {
@@ -63,6 +81,9 @@ struct rlimit_entry {
 struct landlock_rule {
   std::string path;
   bool writable = false;  // false: read and execute only
+  // Listing only (a directory above a protected path in the contained tier, which has no
+  // mount to cover the path: tiers/contained/split_grants.hpp).
+  bool list_only = false;
 };
 
 struct jail_spec {
@@ -98,6 +119,7 @@ struct jail_spec {
   bool landlock_deny_tcp = true;  // ABI >= 4: no TCP bind/connect
   bool landlock_scope = true;     // ABI >= 6: signals and abstract unix sockets
   bool seccomp_kill = false;      // false: denied calls fail with EPERM
+  seccomp_variant seccomp = seccomp_variant::jail;
   // Allowlist network mode: the jail's init listens on 127.0.0.1 at each port (in the
   // jail's own network namespace) and hands the listening sockets to the runtime with the
   // status line "listeners N" (SCM_RIGHTS on fd 4, a socket pair); Landlock admits TCP
@@ -110,6 +132,11 @@ struct jail_spec {
   std::uint32_t gid_inside = 65534;
   std::uint32_t uid_outside = 65534;
   std::uint32_t gid_outside = 65534;
+
+  // --- contained mode only ---
+  // RLIMIT_NPROC counts every process of the uid, not the execution's: the helper sets it
+  // to this many above what the target's uid already runs (0: no such limit).
+  std::uint64_t process_budget = 0;
 
   // --- enter mode only ---
   // The holder's init, by host pid and the start time (clock ticks after boot, field 22

@@ -17,11 +17,10 @@ constexpr std::uint32_t kNobody = kLandlockJailUser;
 
 } // namespace
 
-std::map<std::string, std::string> landlock_tier::with_proxy_env(std::map<std::string, std::string> env) const {
-  if (network_ != network_mode::allowlist) return env;
+std::map<std::string, std::string> with_egress_proxy_env(std::map<std::string, std::string> env) {
   // Both cases: curl reads http_proxy only in lower case, many others upper case only.
-  std::string http = "http://127.0.0.1:" + std::to_string(kHttpProxyPort);
-  std::string socks = "socks5h://127.0.0.1:" + std::to_string(kSocksProxyPort);
+  std::string http = "http://127.0.0.1:" + std::to_string(landlock_tier::kHttpProxyPort);
+  std::string socks = "socks5h://127.0.0.1:" + std::to_string(landlock_tier::kSocksProxyPort);
   for (const char* name : {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"}) env[name] = http;
   for (const char* name : {"ALL_PROXY", "all_proxy"}) env[name] = socks;
   for (const char* name : {"NO_PROXY", "no_proxy"}) env[name] = "localhost,127.0.0.1,::1";
@@ -94,7 +93,8 @@ expected<launch_plan> landlock_tier::plan(const launch_request& request, const l
   s.mode = jail_mode::jail;
   s.program = inside;
   s.argv = request.argv;
-  s.envp = to_envp(with_proxy_env(with_jail_defaults(request.env, search_path)));
+  auto env = with_jail_defaults(request.env, search_path);
+  s.envp = to_envp(network_ == network_mode::allowlist ? with_egress_proxy_env(std::move(env)) : std::move(env));
   s.cwd = start_dir(request, working_dir_.empty() || request.start_in_scratch ? kWorkDir : working_dir_);
   s.kill_grace_ms = static_cast<std::uint32_t>(request.effective.kill_grace.count());
   s.controlling_tty = request.controlling_tty;

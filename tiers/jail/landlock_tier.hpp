@@ -41,8 +41,6 @@ public:
 private:
   // The host path's location inside the view, or empty when the view does not show it.
   std::string visible_path(const std::string& host_path) const;
-  // The request's environment plus the proxy variables in allowlist mode.
-  std::map<std::string, std::string> with_proxy_env(std::map<std::string, std::string> env) const;
 
   std::vector<root_grant> source_roots_;
   std::vector<root_grant> output_roots_;
@@ -55,5 +53,9 @@ private:
   landlock_settings settings_;
   kernel_features features_;
 };
+
+// `env` with the variables that send HTTP(S) and SOCKS clients to the egress proxies at
+// 127.0.0.1:kHttpProxyPort and :kSocksProxyPort (allowlist network mode).
+std::map<std::string, std::string> with_egress_proxy_env(std::map<std::string, std::string> env);
 
 } // namespace corral

@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/personality.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -95,16 +96,77 @@ bool add_rules(scmp_filter_ctx ctx, std::uint32_t deny, std::string& error) {
   return true;
 }
 
+constexpr int kInetFamilies[] = {AF_INET, AF_INET6};
+// Every inet socket type but SOCK_STREAM (compared without SOCK_NONBLOCK/SOCK_CLOEXEC).
+constexpr int kNonStreamTypes[] = {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET};
+constexpr scmp_datum_t kSocketTypeMask = 0xf;
+constexpr scmp_datum_t kMsgFastOpen = 0x20000000;  // MSG_FASTOPEN
+
+bool add_contained_rules(scmp_filter_ctx ctx, std::uint32_t deny, seccomp_variant variant, std::string& error) {
+  // The host's unix sockets (a daemon's, docker.sock, D-Bus) are reachable by path: no
+  // mount namespace hides them and Landlock ABI <= 7 does not govern connecting to them.
+  for (int family : {AF_UNIX, AF_NETLINK})
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                                  SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+        rc < 0)
+      return fail(rc, "socket", error);
+  if (variant == seccomp_variant::contained_open) return true;
+  // An unbound socket's listen binds a port without the bind Landlock checks.
+  if (int rc = seccomp_rule_add(ctx, deny, SCMP_SYS(listen), 0); rc < 0) return fail(rc, "listen", error);
+  if (variant == seccomp_variant::contained_closed) {
+    // No network: no inet socket at all, on any Landlock ABI.
+    for (int family : kInetFamilies)
+      if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 1,
+                                    SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)));
+          rc < 0)
+        return fail(rc, "socket", error);
+    return true;
+  }
+  for (int family : kInetFamilies) {
+    for (int type : kNonStreamTypes)
+      if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 2,
+                                    SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)),
+                                    SCMP_A1(SCMP_CMP_MASKED_EQ, kSocketTypeMask, static_cast<scmp_datum_t>(type)));
+          rc < 0)
+        return fail(rc, "socket type", error);
+    // A stream socket of another protocol than TCP (0 picks TCP): SCTP, MPTCP.
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EACCES), SCMP_SYS(socket), 2,
+                                  SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(family)),
+                                  SCMP_A2(SCMP_CMP_GT, static_cast<scmp_datum_t>(IPPROTO_TCP)));
+        rc < 0)
+      return fail(rc, "socket protocol", error);
+  }
+  if (int rc = seccomp_rule_add(ctx, deny, SCMP_SYS(sendto), 1, SCMP_A3(SCMP_CMP_MASKED_EQ, kMsgFastOpen, kMsgFastOpen));
+      rc < 0)
+    return fail(rc, "sendto", error);
+  for (int nr : {SCMP_SYS(sendmsg), SCMP_SYS(sendmmsg)}) {
+    int flags_arg = nr == SCMP_SYS(sendmsg) ? 2 : 3;
+    scmp_arg_cmp cmp{static_cast<unsigned int>(flags_arg), SCMP_CMP_MASKED_EQ, kMsgFastOpen, kMsgFastOpen};
+    if (int rc = seccomp_rule_add(ctx, deny, nr, 1, cmp); rc < 0) return fail(rc, "sendmsg", error);
+  }
+  if (int rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0); rc < 0) return fail(rc, "connect", error);
+  return true;
+}
+
 } // namespace
 
-std::vector<sock_filter> compile_filter(bool kill, std::string& error) {
+std::string program_name(bool kill, seccomp_variant variant) {
+  const char* which = variant == seccomp_variant::contained_open     ? "ContainedOpen"
+                      : variant == seccomp_variant::contained_closed ? "ContainedClosed"
+                      : variant == seccomp_variant::contained_brokered ? "ContainedBrokered"
+                                                                       : "";
+  return std::string("kSeccomp") + which + (kill ? "Kill" : "Errno");
+}
+
+std::vector<sock_filter> compile_filter(bool kill, seccomp_variant variant, std::string& error) {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) return error = "seccomp_init failed", std::vector<sock_filter>{};
   std::vector<sock_filter> program;
   std::uint32_t deny = kill ? SCMP_ACT_KILL_PROCESS : SCMP_ACT_ERRNO(EPERM);
   if (int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS); rc < 0) {
     fail(rc, "bad-architecture action", error);
-  } else if (add_rules(ctx, deny, error)) {
+  } else if (add_rules(ctx, deny, error) &&
+             (variant == seccomp_variant::jail || add_contained_rules(ctx, deny, variant, error))) {
     int fd = ::memfd_create("corral-seccomp", MFD_CLOEXEC);
     std::string bytes;
     int rc2 = fd < 0 ? -errno : seccomp_export_bpf(ctx, fd);
