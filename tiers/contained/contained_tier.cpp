@@ -194,6 +194,15 @@ expected<launch_plan> contained_tier::plan(const launch_request& request, const 
       if (!dir.empty() && ::stat(dir.c_str(), &st) == 0 && st.st_uid == 0 && (st.st_mode & 0777) == 0700)
         ::chmod(dir.c_str(), 0711);
     }
+    // The dirs above those are the operator's: said, not changed.
+    for (auto dir = parent; dir.size() > 1; dir = dir.substr(0, std::max<std::size_t>(1, dir.rfind('/')))) {
+      struct stat st {};
+      if (::stat(dir.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH))
+        return make_failure(failure_kind::refused,
+                            "the contained tier runs programs as uid " + std::to_string(kLandlockJailUser) +
+                                ", who cannot reach the scratch dir: " + dir +
+                                " is not searchable by others (chmod o+x it, or keep the state dir under /run)");
+    }
   }
 
   plan.not_enforced = not_enforced(features_, network_);
