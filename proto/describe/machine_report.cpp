@@ -8,6 +8,7 @@
 #include "tiers/profile_fit.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/jail/idmapped_mount.hpp"
+#include "proto/describe/where_we_run.hpp"
 
 namespace corral {
 
@@ -47,6 +48,7 @@ nlohmann::json machine_report(const kernel_features& f, const tier_registry& tie
                               const selection_policy& policy, const profile* prof) {
   nlohmann::json j;
   j["kernel"] = kernel_features_json(f);
+  j["environment"] = run_environment_json(detect_run_environment(), f);
   j["production_mode"] = policy.production;
   j["host_opt_in"] = policy.allow_host;
   auto& list = j["tiers"] = nlohmann::json::array();
@@ -62,6 +64,8 @@ nlohmann::json machine_report(const kernel_features& f, const tier_registry& tie
     }
     if (prof && !e.contains("refused"))
       if (auto refusal = profile_refusal(*t, *prof)) e["refused"] = refusal->message;
+    if (st.available && j["strongest_available"].is_null() && (t->name() == "landlock" || t->name() == "contained"))
+      j["strongest_available"] = t->name();
     list.push_back(std::move(e));
   }
   return j;
@@ -96,7 +100,19 @@ std::string render_machine_report(const nlohmann::json& r) {
     o << ": " << k["idmapped_mounts_error"].get<std::string>()
       << " (writable roots are then written as the jail's own id)";
   o << "\n";
-  o << "production mode " << yes(r["production_mode"].get<bool>()) << "\n\ntiers:\n";
+  o << "production mode " << yes(r["production_mode"].get<bool>()) << "\n";
+  if (r.contains("environment")) {
+    const auto& env = r["environment"];
+    o << "running in      " << (env["container"].is_null() ? std::string("no container seen") : env["container"].get<std::string>())
+      << "\n";
+    if (!env["landlock_tier_needs"].empty()) {
+      o << "\nthe landlock tier needs:\n";
+      for (auto& line : env["landlock_tier_needs"]) o << "  - " << line.get<std::string>() << "\n";
+    }
+  }
+  if (r.contains("strongest_available") && !r["strongest_available"].is_null())
+    o << "\nstrongest isolating tier here: " << r["strongest_available"].get<std::string>() << "\n";
+  o << "\ntiers:\n";
   for (auto& t : r["tiers"]) {
     o << "  " << t["name"].get<std::string>() << ": ";
     if (t["available"].get<bool>()) {
@@ -122,7 +138,9 @@ expected<nlohmann::json> machine_report_for_cli(const std::string& config_path) 
   if (!prof) return prof.error();
   auto features = detect_kernel_features();
   auto tiers = build_default_tiers(*prof, features);
-  return machine_report(features, *tiers, selection_policy_from_env(false), &*prof);
+  auto report = machine_report(features, *tiers, selection_policy_from_env(false), &*prof);
+  report["profile_tier"] = prof->tier;
+  return report;
 }
 
 } // namespace corral
