@@ -91,6 +91,13 @@ int run() {
       a.insert(a.end(), p.argv.begin(), p.argv.end());
       all.push_back({name, a, {}});
     }
+    // The contained tier (no namespaces): the cheapest isolating tier, beside the landlock
+    // tier and posix_spawn in the same rounds.
+    {
+      std::vector<std::string> a = {CORRAL_BENCH_CLI, "run", "--tier", "contained", "--"};
+      a.insert(a.end(), p.argv.begin(), p.argv.end());
+      all.push_back({"corral_contained", a, {}});
+    }
     // BENCH_CLI_BEFORE: a corral built from another commit (with its corral-exec beside
     // it), measured in the same rounds for a before/after.
     if (const char* before = std::getenv("BENCH_CLI_BEFORE"); before && ::access(before, X_OK) == 0) {
@@ -127,6 +134,10 @@ int run() {
       if (peer) std::printf(" %s_vs_bwrap=%.2f", c.name.c_str(), median_of(c) / median_of(*peer));
     }
     std::printf(" corral_vs_floor=%.2f", median_of(*corral) / median_of(all[1]));
+    for (const auto& c : all)
+      if (c.name == "corral_contained")
+        std::printf(" contained_vs_spawn=%.2f contained_vs_landlock=%.2f", median_of(c) / median_of(all[0]),
+                    median_of(c) / median_of(*corral));
     if (peer) std::printf(" bwrap_vs_floor=%.2f", median_of(*peer) / median_of(all[1]));
     std::printf("\n");
   }
