@@ -122,10 +122,13 @@ class WorkspaceTest(unittest.TestCase):
             killed = subprocess.run(cli + ["kill", "py-server", str(servers[0]["pid"]), "-s", "KILL", "--connect",
                                            self.sock], capture_output=True, text=True, timeout=60)
             self.assertEqual(killed.returncode, 0, killed.stderr)
+            # Waited for by pid: an exiting process has released its memory, and so its command
+            # line, before it is a zombie, and until then a signal still reaches it.
+            server_pid = servers[0]["pid"]
             deadline = time.monotonic() + 5
-            while any("http.server" in p["command"] for p in ws.ps()) and time.monotonic() < deadline:
+            while any(p["pid"] == server_pid for p in ws.ps()) and time.monotonic() < deadline:
                 time.sleep(0.05)
-            self.assertFalse([p for p in ws.ps() if "http.server" in p["command"]])
+            self.assertFalse([p for p in ws.ps() if p["pid"] == server_pid])
             with self.assertRaises(CorralError) as nobody:
                 ws.kill(servers[0]["pid"])
             self.assertIn("no process", str(nobody.exception))
