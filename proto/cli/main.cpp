@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "config/version.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/invocation.hpp"
 
@@ -24,6 +25,8 @@ commands:
             (corral e2b key add|ls|rm)
   help      this text
 
+corral --version prints the version.
+
 The boundary comes from ./corral.toml (or --config FILE); the default tier is landlock.
 The host tier (no isolation) needs --allow-host or CORRAL_ALLOW_HOST=1 and is refused
 when CORRAL_PRODUCTION=1.
@@ -39,6 +42,10 @@ int main(int argc, char** argv) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::cout << kUsage;
     return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << "corral " << corral::corral_version() << "\n";
+    return 0;
   }
   auto command = args[0];
   args.erase(args.begin());

@@ -1,5 +1,7 @@
 #include "proto/daemon/client_connection.hpp"
 
+#include "config/version.hpp"
+
 #include <caf/all.hpp>
 
 #include "actors/atoms.hpp"
@@ -14,9 +16,6 @@
 #include "proto/jsonrpc/jsonrpc.hpp"
 #include "proto/jsonrpc/result_json.hpp"
 
-#ifndef CORRAL_VERSION
-#define CORRAL_VERSION "0.0.0"
-#endif
 
 namespace corral {
 
@@ -74,7 +73,7 @@ void health(connection_self self, const rpc::request& r) {
             auto up = std::chrono::duration<double>(std::chrono::steady_clock::now() - st.info->started).count();
             write_line(self, rpc::response_line(
                             id, {{"status", "ok"},
-                                 {"version", CORRAL_VERSION},
+                                 {"version", corral_version()},
                                  {"uptime_s", up},
                                  {"clients", st.info->loop->connections()},
                                  {"executions", {{"running", s.running}, {"queued", s.queued}, {"completed", s.completed}}},

@@ -1,5 +1,7 @@
 #include "proto/describe/descriptor.hpp"
 
+#include "config/version.hpp"
+
 #include "config/sha256.hpp"
 #include "proto/describe/machine_report.hpp"
 #include "tiers/jail/system_view.hpp"
@@ -136,6 +138,8 @@ nlohmann::json profile_descriptor(const profile& p, const kernel_features& featu
   auto digest = descriptor_digest(j);
   j["digest"] = digest.empty() ? nlohmann::json(nullptr) : nlohmann::json(digest);
   j["config_path"] = p.config_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.config_path);
+  // Outside the digest, as the config path is: the same profile keeps its digest across versions.
+  j["corral_version"] = corral_version();
   return j;
 }
 

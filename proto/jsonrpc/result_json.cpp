@@ -1,6 +1,7 @@
 #include "proto/jsonrpc/result_json.hpp"
 
 #include "proto/jsonrpc/workspace_json.hpp"
+#include "config/version.hpp"
 
 namespace corral {
 
@@ -35,6 +36,7 @@ nlohmann::json to_json(const exec_result& r) {
   j["duration_ms"] = r.duration.count() / 1000.0;
   j["timed_out"] = r.timed_out;
   j["tier"] = r.tier;
+  j["corral_version"] = corral_version();
   if (!r.workspace.empty()) j["workspace"] = r.workspace;
   if (r.changes) {
     auto changes = nlohmann::json::array();
