@@ -17,7 +17,8 @@
 namespace corral {
 
 status run_daemon(runtime_options ro, daemon_options options) {
-  if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
+  if (options.socket_path.empty() && !options.stdio && !options.activated_socket)
+    options.socket_path = default_socket_path();
   if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());
   auto policy = selection_policy_from_env(ro.allow_host);
   if (options.node_listen) {
@@ -50,10 +51,14 @@ status run_daemon(runtime_options ro, daemon_options options) {
   info->loop = &loop;
   shared = info;
 
-  if (!options.socket_path.empty()) {
-    if (auto s = loop.listen(options.socket_path, options.allowed); !s) return s;
-    spdlog::info("serving on {} for {}", options.socket_path, options.allowed.describe());
-    if (options.listening) options.listening(options.socket_path);
+  if (options.activated_socket || !options.socket_path.empty()) {
+    auto listened = options.activated_socket ? loop.listen_on(*options.activated_socket, options.allowed)
+                                             : loop.listen(options.socket_path, options.allowed, options.access);
+    if (!listened) return listened;
+    auto where = loop.listening_path();
+    spdlog::info("serving on {}{} for {}", where, options.activated_socket ? " (passed by systemd)" : "",
+                 options.allowed.describe());
+    if (options.listening) options.listening(where);
   }
   if (options.stdio) {
     if (auto s = loop.attach_stdio(); !s) return s;
@@ -88,7 +93,14 @@ status run_daemon(runtime_options ro, daemon_options options) {
     spdlog::info("serving the E2B API on {}", bound.label());
     if (options.e2b_listening) options.e2b_listening(bound);
   }
+  // Ready only now that every listener accepts: a unit ordered After=corral.service
+  // connects without retrying.
+  if (auto told = options.service_manager.notify("READY=1\nSTATUS=serving " + loop.listening_path() +
+                                                 "\nMAINPID=" + std::to_string(::getpid()));
+      !told)
+    spdlog::warn("{}", told.error().describe());
   loop.run();
+  (void)options.service_manager.notify("STOPPING=1\nSTATUS=stopping: ending executions and removing their leases");
   e2b.reset();  // no new sandbox calls; their processes end with the runtime
   node.reset();  // no new remote executions while the runtime stops
   // Every client is closed by now, so every execution has been told to cancel; stopping

@@ -15,11 +15,15 @@ struct peer_credentials {
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+  // Supplementary groups at connect time (SO_PEERGROUPS): a user admitted through a group
+  // (`--allow-gid`, the socket's group) is usually in it as a supplementary one.
+  std::vector<gid_t> groups;
 };
 
 expected<peer_credentials> peer_of(int socket_fd);
 
-// A peer is admitted when its uid or its primary gid is listed. An empty list admits
+// A peer is admitted when its uid, its primary gid or one of its supplementary groups is
+// listed. An empty list admits
 // nobody; the daemon's default is its own uid.
 struct access_list {
   std::vector<uid_t> uids;

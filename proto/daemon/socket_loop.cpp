@@ -1,6 +1,7 @@
 #include "proto/daemon/socket_loop.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -48,6 +49,12 @@ bool someone_listens(const std::string& path) {
   bool live = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(fd);
   return live;
+}
+
+std::string octal(unsigned mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", mode);
+  return text;
 }
 
 status prepare_socket_dir(const std::string& dir) {
@@ -103,6 +110,7 @@ struct socket_loop::impl {
   uv_timer_t stop_timer{};
   std::unique_ptr<uv_pipe_t> listener;
   std::string path;
+  bool owns_path = false;  // bound here, so removed at the stop (not a socket systemd passed)
   access_list allowed;
   std::map<connection_id, std::unique_ptr<client>> clients;
   connection_id next_id = 1;
@@ -276,7 +284,7 @@ struct socket_loop::impl {
       phase = loop_phase::answering;
       if (listener) {
         uv_close(reinterpret_cast<uv_handle_t*>(listener.get()), nullptr);
-        ::unlink(path.c_str());
+        if (owns_path) ::unlink(path.c_str());
       }
       for (auto& [id, c] : clients) {
         if (c->closing) continue;
@@ -327,11 +335,20 @@ socket_loop::~socket_loop() {
   uv_loop_close(&impl_->loop);
 }
 
-status socket_loop::listen(const std::string& path, access_list allowed) {
+status check_socket_access(const socket_access& access) {
+  if ((access.mode & ~0666u) != 0 || (access.mode & 0600u) != 0600u)
+    return make_failure(failure_kind::config_error,
+                        "socket mode " + octal(access.mode) + " must keep 0600 (the daemon's own user) and add at most 0066");
+  return ok();
+}
+
+status socket_loop::listen(const std::string& path, access_list allowed, socket_access access) {
   if (path.size() >= sizeof(sockaddr_un{}.sun_path))
     return make_failure(failure_kind::config_error, "the socket path " + path + " is longer than a Unix socket allows (107 bytes)");
+  if (auto s = check_socket_access(access); !s) return s;
   auto dir = std::filesystem::path(path).parent_path().string();
-  if (auto s = prepare_socket_dir(dir.empty() ? "." : dir); !s) return s;
+  if (dir.empty()) dir = ".";
+  if (auto s = prepare_socket_dir(dir); !s) return s;
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
@@ -343,23 +360,57 @@ status socket_loop::listen(const std::string& path, access_list allowed) {
   auto pipe = std::make_unique<uv_pipe_t>();
   uv_pipe_init(&impl_->loop, pipe.get(), 0);
   // Created 0600 from the start (umask), not chmod-ed afterwards: no window in which
-  // another user could connect.
+  // another user could connect. Wider modes are given once the group is right.
   auto old_mask = ::umask(0177);
   int rc = uv_pipe_bind(pipe.get(), path.c_str());
   ::umask(old_mask);
   if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe.get()), 128, [](uv_stream_t* server, int status) {
     if (status == 0) static_cast<impl*>(server->loop->data)->on_connection();
   });
-  if (rc < 0) {
+  auto fail = [&](failure f) -> status {
     uv_close(reinterpret_cast<uv_handle_t*>(pipe.release()), [](uv_handle_t* h) { delete reinterpret_cast<uv_pipe_t*>(h); });
-    return make_failure(failure_kind::internal, "listening on " + path + ": " + uv_strerror(rc));
-  }
-  ::chmod(path.c_str(), 0600);
+    if (rc == 0) ::unlink(path.c_str());
+    return f;
+  };
+  if (rc < 0) return fail(make_failure(failure_kind::internal, "listening on " + path + ": " + uv_strerror(rc)));
+  if (access.group && ::chown(path.c_str(), static_cast<uid_t>(-1), *access.group) < 0)
+    return fail(make_failure(failure_kind::config_error, "giving the socket " + path + " to gid " +
+                                                             std::to_string(*access.group) + ": " + std::strerror(errno) +
+                                                             " (a non-root daemon can only give it a group it is in)"));
+  if (::chmod(path.c_str(), access.mode) < 0)
+    return fail(make_failure(failure_kind::internal, "chmod " + path + ": " + std::strerror(errno)));
+  // Others must reach the socket by path: search, but neither list nor write, the directory.
+  if ((access.mode & 066u) != 0 && ::lstat(dir.c_str(), &st) == 0 && (st.st_mode & 011) != 011 &&
+      ::chmod(dir.c_str(), (st.st_mode & 07777) | 011) < 0)
+    return fail(make_failure(failure_kind::internal, "chmod o+x " + dir + ": " + std::strerror(errno)));
   impl_->listener = std::move(pipe);
   impl_->path = path;
+  impl_->owns_path = true;
   impl_->allowed = std::move(allowed);
   return ok();
 }
+
+status socket_loop::listen_on(int fd, access_list allowed) {
+  auto pipe = std::make_unique<uv_pipe_t>();
+  uv_pipe_init(&impl_->loop, pipe.get(), 0);
+  int rc = uv_pipe_open(pipe.get(), fd);
+  if (rc == 0) rc = uv_listen(reinterpret_cast<uv_stream_t*>(pipe.get()), 128, [](uv_stream_t* server, int status) {
+    if (status == 0) static_cast<impl*>(server->loop->data)->on_connection();
+  });
+  if (rc < 0) {
+    uv_close(reinterpret_cast<uv_handle_t*>(pipe.release()), [](uv_handle_t* h) { delete reinterpret_cast<uv_pipe_t*>(h); });
+    return make_failure(failure_kind::internal, std::string("listening on the passed socket: ") + uv_strerror(rc));
+  }
+  char name[sizeof(sockaddr_un{}.sun_path) + 1] = {};
+  std::size_t len = sizeof name - 1;
+  impl_->path = uv_pipe_getsockname(pipe.get(), name, &len) == 0 ? std::string(name, len) : "(passed socket)";
+  impl_->owns_path = false;
+  impl_->listener = std::move(pipe);
+  impl_->allowed = std::move(allowed);
+  return ok();
+}
+
+std::string socket_loop::listening_path() const { return impl_->path; }
 
 status socket_loop::attach_stdio() {
   auto* c = impl_->add_client();
@@ -388,7 +439,7 @@ status socket_loop::attach_stdio() {
     return make_failure(failure_kind::config_error,
                         std::string("--stdio needs stdin and stdout to be pipes, sockets or a terminal: ") + uv_strerror(rc));
   }
-  c->actor = impl_->accept(c->id, peer_credentials{::getppid(), ::getuid(), ::getgid()});
+  c->actor = impl_->accept(c->id, peer_credentials{::getppid(), ::getuid(), ::getgid(), {}});
   impl_->start_reading(c);
   return ok();
 }

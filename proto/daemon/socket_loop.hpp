@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <sys/types.h>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -19,6 +21,16 @@
 #include "proto/daemon/peer_credentials.hpp"
 
 namespace corral {
+
+// Who may connect(2) to the socket the daemon binds: its permission bits and group. The
+// allow list (SO_PEERCRED) is checked on every connection on top of these.
+struct socket_access {
+  unsigned mode = 0600;        // at most 0666, always including 0600
+  std::optional<gid_t> group;  // empty: the daemon's primary group
+};
+
+// Whether `access` is a mode corral serves with: 0600 kept, at most 0066 added.
+status check_socket_access(const socket_access& access);
 
 struct socket_loop_limits {
   std::size_t max_line = 8 << 20;             // a request line, stdin included
@@ -38,8 +50,15 @@ public:
   socket_loop(const socket_loop&) = delete;
   socket_loop& operator=(const socket_loop&) = delete;
 
-  // Before run(): bind `path` (mode 0600; a stale socket is replaced, a live one refused).
-  status listen(const std::string& path, access_list allowed);
+  // Before run(): bind `path` (mode 0600 unless `access` says otherwise; a stale socket is
+  // replaced, a live one refused). A mode that lets others in makes the socket's directory
+  // searchable by them (0711), never listable or writable.
+  status listen(const std::string& path, access_list allowed, socket_access access = {});
+  // Before run(): serve a listening socket another process bound (systemd's socket
+  // activation). It is not this loop's: it is neither chmod-ed nor removed at the stop.
+  status listen_on(int fd, access_list allowed);
+  // The path the listener is bound to (for the logs and the readiness line).
+  std::string listening_path() const;
   // Before run(): serve one client on this process's stdin/stdout; the loop ends when it
   // hangs up, unless a socket is served too.
   status attach_stdio();

@@ -1,5 +1,7 @@
 // corral serve: the daemon (proto/daemon/daemon.hpp; the protocol is proto/PROTOCOL.md).
 #include <cstdlib>
+#include <grp.h>
+#include <optional>
 #include <iostream>
 #include <unistd.h>
 
@@ -11,7 +13,8 @@ namespace corral::cli {
 
 namespace {
 
-const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--stdio] [--allow-uid U]... [--allow-gid G]...
+const char* const kServeUsage = R"(usage: corral serve [--socket PATH] [--socket-mode MODE] [--socket-group GROUP] [--stdio]
+                    [--allow-uid U]... [--allow-gid G]...
                     [--config FILE] [--allow-host] [--state-dir DIR]
                     [--idle-timeout S] [-v]
                     [--node-listen HOST:PORT --node-cert PEM --node-key PEM --node-ca PEM
@@ -27,12 +30,22 @@ second signal closes the connections at once. SIGHUP is ignored (the profile is 
 options:
   --socket PATH   the socket (default: /run/corral/corral.sock for root, else
                   $XDG_RUNTIME_DIR/corral/corral.sock); created 0600 in a directory only
-                  this user can write; a stale socket is replaced, a live one refused
+                  this user can write; a stale socket is replaced, a live one refused.
+                  Under systemd's socket activation (corral.socket) the passed socket is
+                  served instead, and these three options are refused
+  --socket-mode MODE  the socket's permission bits, octal: 0600 (default), 0660 with
+                  --socket-group, 0666 for every local user. Others also get search (not
+                  list) on its directory
+  --socket-group GROUP  the group owning the socket (a name or a gid)
   --stdio         serve one client on stdin/stdout (without --socket: only that, and
                   exit when it hangs up)
   --allow-uid U   admit clients with this uid (repeatable; checked with SO_PEERCRED)
-  --allow-gid G   admit clients with this primary gid (repeatable)
+  --allow-gid G   admit clients in this group, primary or supplementary (repeatable;
+                  SO_PEERGROUPS)
                   default when neither is given: only this daemon's own uid
+                  Who may connect is the socket's mode and group; who is then served is
+                  this list, checked on every connection. A user needs both: e.g.
+                  --socket-mode 0660 --socket-group corral --allow-gid corral
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
   --idle-timeout S close a connection with nothing in flight after S seconds without a
@@ -67,12 +80,27 @@ bool parse_id(const std::string& text, unsigned long& out) {
   return !text.empty() && *end == '\0' && text[0] != '-';
 }
 
+// A group by name (the group database) or by number.
+std::optional<gid_t> parse_group(const std::string& text) {
+  unsigned long id = 0;
+  if (parse_id(text, id)) return static_cast<gid_t>(id);
+  if (auto* g = ::getgrnam(text.c_str())) return g->gr_gid;
+  return std::nullopt;
+}
+
+std::optional<unsigned> parse_mode(const std::string& text) {
+  char* end = nullptr;
+  unsigned long mode = std::strtoul(text.c_str(), &end, 8);
+  if (text.empty() || *end != '\0' || text[0] == '-' || mode > 07777) return std::nullopt;
+  return static_cast<unsigned>(mode);
+}
+
 } // namespace
 
 int serve_command(const std::vector<std::string>& args) {
   daemon_options options;
   std::string config_path, state_dir;
-  bool allow_host = false, verbose = false;
+  bool allow_host = false, verbose = false, socket_options_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const auto& a = args[i];
     bool has_value = i + 1 < args.size();
@@ -82,14 +110,30 @@ int serve_command(const std::vector<std::string>& args) {
       return 0;
     } else if (a == "--socket" && has_value) {
       options.socket_path = args[++i];
+      socket_options_given = true;
+    } else if (a == "--socket-mode" && has_value) {
+      auto mode = parse_mode(args[++i]);
+      if (!mode) {
+        std::cerr << "corral serve: --socket-mode needs octal permission bits such as 0660, not '" << args[i] << "'\n";
+        return kExitRefused;
+      }
+      options.access.mode = *mode;
+      socket_options_given = true;
+    } else if (a == "--socket-group" && has_value) {
+      auto group = parse_group(args[++i]);
+      if (!group) {
+        std::cerr << "corral serve: --socket-group: no group '" << args[i] << "' (a name from the group database, or a gid)\n";
+        return kExitRefused;
+      }
+      options.access.group = *group;
+      socket_options_given = true;
     } else if (a == "--stdio") {
       options.stdio = true;
     } else if (a == "--allow-uid" && has_value && parse_id(args[i + 1], id)) {
       options.allowed.uids.push_back(static_cast<uid_t>(id));
       ++i;
-    } else if (a == "--allow-gid" && has_value && parse_id(args[i + 1], id)) {
-      options.allowed.gids.push_back(static_cast<gid_t>(id));
-      ++i;
+    } else if (a == "--allow-gid" && has_value && parse_group(args[i + 1])) {
+      options.allowed.gids.push_back(*parse_group(args[++i]));
     } else if (a == "--config" && has_value) {
       config_path = args[++i];
     } else if (a == "--idle-timeout" && has_value) {
@@ -148,6 +192,28 @@ int serve_command(const std::vector<std::string>& args) {
                  "add it to serve other machines, or drop them\n";
     return kExitRefused;
   }
+  // Refused before the runtime starts: a mode the socket would not get is a typo to fix.
+  if (auto s = check_socket_access(options.access); !s) {
+    std::cerr << "corral serve: " << s.error().describe() << "\n";
+    return kExitRefused;
+  }
+  // systemd's socket activation: the unit's socket, its mode and its group are the unit's.
+  auto activated = activated_socket();
+  if (!activated) {
+    std::cerr << "corral serve: " << activated.error().describe() << "\n";
+    return kExitRefused;
+  }
+  if (*activated && socket_options_given) {
+    std::cerr << "corral serve: systemd passed a socket (corral.socket), so --socket, --socket-mode and --socket-group "
+                 "do not apply: set ListenStream=, SocketMode= and SocketGroup= in the unit, or drop the options\n";
+    return kExitRefused;
+  }
+  options.activated_socket = *activated;
+  if (options.access.group && (options.access.mode & 060) != 0 && !options.allowed.admits(peer_credentials{0, uid_t(-1), *options.access.group, {}}))
+    std::cerr << "corral serve: warning: members of gid " << *options.access.group
+              << " can connect to the socket but are refused (not in the allow list): add --allow-gid "
+              << *options.access.group << "\n";
+  options.service_manager = service_manager_notifier::from_environment();
   configure_logging(verbose);
   auto prof = load_profile_here(config_path);
   if (!prof) {
@@ -158,7 +224,8 @@ int serve_command(const std::vector<std::string>& args) {
   ro.prof = std::move(*prof);
   ro.allow_host = allow_host;
   ro.state_dir = state_dir;
-  if (options.socket_path.empty() && !options.stdio) options.socket_path = default_socket_path();
+  if (options.socket_path.empty() && !options.stdio && !options.activated_socket)
+    options.socket_path = default_socket_path();
   // Said only once the socket is bound and listening: a refused socket dir ends in an error.
   options.listening = [](const std::string& path) {
     std::cerr << "corral serve: listening on " << path << std::endl;
