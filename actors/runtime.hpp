@@ -3,6 +3,7 @@
 //
 //   auto rt = corral::runtime::start(options);       // detects the kernel, sweeps leftovers
 //   auto result = (*rt)->exec(request);              // blocking; or exec_async with a callback
+//   auto streamed = (*rt)->exec(request, callbacks); // output as it arrives (actors/exec_streaming.hpp)
 //
 // Sessions (long-lived children; protocol in actors/sessions/session_messages.hpp):
 //   auto s = (*rt)->open_session(request, owner);    // stdio: messages and the end go to owner
@@ -19,6 +20,7 @@
 
 #include "actors/exec_request.hpp"
 #include "actors/exec_result.hpp"
+#include "actors/exec_streaming.hpp"
 #include "actors/sessions/session_messages.hpp"
 #include "actors/workspaces/workspace_messages.hpp"
 #include "tiers/workspace/workspace_processes.hpp"
@@ -61,6 +63,10 @@ public:
   void stop_before_exit();
 
   expected<exec_result> exec(const exec_request& request);
+  // Blocking, with the output streamed to `output`'s callbacks on this thread as it
+  // arrives, and cancellable through `control` from any thread (actors/exec_streaming.hpp).
+  expected<exec_result> exec(const exec_request& request, const output_callbacks& output,
+                             exec_control* control = nullptr);
   void exec_async(const exec_request& request, std::function<void(expected<exec_result>)> done);
 
   // Opens a stdio session on the request's tier (or the profile's). `owner` receives

@@ -29,7 +29,10 @@ void block_interrupts() {
   ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-interrupt_watch::interrupt_watch(caf::actor target) {
+interrupt_watch::interrupt_watch(caf::actor target)
+    : interrupt_watch([target = std::move(target)](int sig) { caf::anon_send(target, interrupt_atom::value, sig); }) {}
+
+interrupt_watch::interrupt_watch(std::function<void(int)> on_signal) {
   auto set = watched();
   signal_fd_ = ::signalfd(-1, &set, SFD_CLOEXEC);
   if (signal_fd_ < 0 || ::pipe2(stop_, O_CLOEXEC) < 0) {
@@ -39,7 +42,7 @@ interrupt_watch::interrupt_watch(caf::actor target) {
     ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
     return;
   }
-  reader_ = std::thread([fd = signal_fd_, stop = stop_[0], target = std::move(target)] {
+  reader_ = std::thread([fd = signal_fd_, stop = stop_[0], on_signal = std::move(on_signal)] {
     for (;;) {
       pollfd fds[2] = {{fd, POLLIN, 0}, {stop, POLLIN, 0}};
       if (::poll(fds, 2, -1) < 0) {
@@ -49,7 +52,7 @@ interrupt_watch::interrupt_watch(caf::actor target) {
       if (fds[1].revents) return;
       signalfd_siginfo info{};
       if (::read(fd, &info, sizeof info) != static_cast<ssize_t>(sizeof info)) continue;
-      caf::anon_send(target, interrupt_atom::value, static_cast<int>(info.ssi_signo));
+      on_signal(static_cast<int>(info.ssi_signo));
     }
   });
 }

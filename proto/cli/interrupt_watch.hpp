@@ -3,7 +3,8 @@
 // block_interrupts() blocks the three in this thread and every thread started after it:
 // call it before the runtime starts, so CAF's and libuv's threads inherit the mask. An
 // interrupt_watch then reads them from a signalfd on a thread of its own and sends
-// (interrupt_atom, signal number) to its actor. No handler ever runs, so nothing touches
+// (interrupt_atom, signal number) to its actor, or calls a function with the number (on its
+// own thread: the function must be thread-safe, as exec_control::cancel is). No handler ever runs, so nothing touches
 // shared state from signal context; a signal that comes before the watch exists waits,
 // pending, and the signalfd reports it. Children do not inherit the mask (the I/O loop
 // spawns with an empty one). The mask stays in place to the end: the process exits with the
@@ -11,6 +12,7 @@
 // teardown, which removes the leases, is bounded).
 #pragma once
 
+#include <functional>
 #include <thread>
 
 #include <caf/actor.hpp>
@@ -26,6 +28,7 @@ void block_interrupts();
 class interrupt_watch {
 public:
   explicit interrupt_watch(caf::actor target);
+  explicit interrupt_watch(std::function<void(int)> on_signal);
   ~interrupt_watch();
   interrupt_watch(const interrupt_watch&) = delete;
   interrupt_watch& operator=(const interrupt_watch&) = delete;

@@ -4,13 +4,10 @@
 #include <iostream>
 #include <unistd.h>
 
-#include <caf/all.hpp>
+#include <atomic>
+
 #include <spdlog/spdlog.h>
 
-#include "actors/atoms.hpp"
-#include "actors/execution.hpp"
-#include "actors/execution_messages.hpp"
-#include "actors/output_collector.hpp"
 #include "config/tighten.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/interrupt_watch.hpp"
@@ -31,64 +28,40 @@ limits effective_limits(const profile& prof, const exec_request& r) {
 } // namespace
 
 int run_streaming(runtime& rt, const run_options& options) {
-  caf::scoped_actor self{rt.system()};
-  auto me = caf::actor_cast<caf::actor>(self);
-  exec_request request = options.request;
-  // Also in --json mode: execution_started is what hands us the execution to cancel.
-  request.live_output = me;
-  std::optional<exec_outcome> outcome;
   bool full_filesystem = false;  // its stderr said ENOSPC or EFBIG (see full_filesystem_line)
+  output_callbacks out;
+  // In --json mode the output is the result's, printed at the end.
+  if (!options.json) out.on_stdout = [](std::string_view bytes) { write_all(STDOUT_FILENO, bytes); };
+  out.on_stderr = [&](std::string_view bytes) {
+    if (!options.json) write_all(STDERR_FILENO, bytes);
+    full_filesystem = full_filesystem || mentions_full_filesystem(bytes);
+  };
+  // One cancel per signal: the second skips the grace (exec_control).
+  exec_control control;
+  std::atomic<int> interrupted_by{0};
+  expected<exec_result> outcome = make_failure(failure_kind::internal, "not run");
   {
-    interrupt_watch interrupts(me);  // gone before the system: its thread sends to `self`
-    rt.exec_async(request, [me](expected<exec_result> r) {
-      exec_outcome o;
-      o.ok = r.has_value();
-      if (o.ok) o.result = std::move(*r);
-      else o.error = r.error();
-      caf::anon_send(me, std::move(o));
+    interrupt_watch interrupts([&](int sig) {
+      int none = 0;
+      interrupted_by.compare_exchange_strong(none, sig);
+      spdlog::debug("corral run: got {}: cancelling", signal_name(sig));
+      control.cancel();
     });
-    caf::actor execution;
-    int interrupted_by = 0;
-    // One cancel per signal, at most two: the second skips the grace.
-    unsigned signals = 0, cancels = 0;
-    auto send_cancels = [&] {
-      for (; execution && cancels < std::min(signals, 2u); ++cancels) self->send(execution, cancel_atom::value);
-    };
-    while (!outcome) {
-      self->receive(
-          [&](execution_started& started) {
-            execution = started.execution;
-            send_cancels();
-          },
-          [&](output_chunk& chunk) {
-            if (!options.json)
-              write_all(chunk.stream == stream_kind::err ? STDERR_FILENO : STDOUT_FILENO, chunk.bytes);
-            if (chunk.stream == stream_kind::err) full_filesystem = full_filesystem || mentions_full_filesystem(chunk.bytes);
-            self->send(caf::actor_cast<caf::actor>(self->current_sender()), ack_atom::value,
-                       static_cast<std::uint64_t>(chunk.bytes.size()));
-          },
-          [&](interrupt_atom, int sig) {
-            if (!interrupted_by) interrupted_by = sig;
-            ++signals;
-            spdlog::debug("corral run: got {} (number {}): cancelling", signal_name(sig), signals);
-            send_cancels();
-          },
-          [&](exec_outcome& o) { outcome = std::move(o); });
-    }
-    if (interrupted_by) {
-      // What arrived was printed as it came; the result only adds the why.
-      if (!outcome->ok) std::cerr << "corral: " << outcome->error.describe() << "\n";
-      std::cerr << "corral: got " << signal_name(interrupted_by) << "; the program was ended\n";
-      if (options.json && outcome->ok) std::cout << to_json(outcome->result).dump() << "\n";
-      return 128 + interrupted_by;
-    }
+    outcome = rt.exec(options.request, out, &control);
   }
-  if (!outcome->ok) {
-    if (options.json) std::cout << to_json(outcome->error).dump() << "\n";
-    std::cerr << "corral: " << outcome->error.describe() << "\n";
-    return failure_status(outcome->error);
+  if (int sig = interrupted_by.load()) {
+    // What arrived was printed as it came; the result only adds the why.
+    if (!outcome) std::cerr << "corral: " << outcome.error().describe() << "\n";
+    std::cerr << "corral: got " << signal_name(sig) << "; the program was ended\n";
+    if (options.json && outcome) std::cout << to_json(*outcome).dump() << "\n";
+    return 128 + sig;
   }
-  const auto& r = outcome->result;
+  if (!outcome) {
+    if (options.json) std::cout << to_json(outcome.error()).dump() << "\n";
+    std::cerr << "corral: " << outcome.error().describe() << "\n";
+    return failure_status(outcome.error());
+  }
+  const auto& r = *outcome;
   auto effective = effective_limits(rt.frozen_profile(), options.request);
   if (options.json) std::cout << to_json(r).dump() << "\n";
   else std::cerr << truncation_lines(r, effective.output_cap);

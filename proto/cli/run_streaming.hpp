@@ -1,6 +1,7 @@
-// `corral run` in-process: the request runs while this thread (a scoped actor) subscribes
-// to its output and writes each piece to our stdout or stderr as it arrives (never past the
-// cap: the pieces are what the result keeps), and to SIGINT, SIGTERM and SIGHUP.
+// `corral run` in-process: the request runs through runtime::exec with output callbacks
+// (actors/exec_streaming.hpp), which write each piece to our stdout or stderr as it
+// arrives (never past the cap: the pieces are what the result keeps); SIGINT, SIGTERM and
+// SIGHUP cancel it through its exec_control.
 //
 // A signal cancels the execution through the supervisor's own cancel path (SIGTERM to the
 // whole cgroup, SIGKILL after the grace); a second one cancels again, which kills at once.
