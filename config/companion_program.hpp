@@ -6,8 +6,9 @@
 
 namespace corral {
 
-// `name` beside this process's executable, in ../libexec/corral from it, or `installed`
-// (the configured libexec path); the first that is executable, else "".
+// `name` beside this process's executable, in ../libexec/corral from it, in the libexec dir
+// of the CMake package an embedder was built against (where it was really installed), or
+// `installed` (the configured libexec path); the first that is executable, else "".
 std::string find_companion_program(const std::string& name, const std::string& installed);
 
 } // namespace corral
