@@ -257,6 +257,34 @@ TEST_CASE("limit flags: bad units and absurd values are refused naming the floor
   }
 }
 
+TEST_CASE("mcp --max-message and --idle, and shell --lifetime, read units as --memory and --timeout do",
+          "[endings][flags]") {
+  // "1m" once was a silent 1 byte (--max-message) or 1 second (--idle, --lifetime).
+  struct refusal {
+    std::vector<std::string> args;
+    const char* says;
+  };
+  for (auto& [args, says] : {refusal{{"mcp", "--max-message", "4q"}, "needs a size such as 4m"},
+                             refusal{{"mcp", "--max-message", "0"}, "needs a size such as 4m"},
+                             refusal{{"mcp", "--idle", "5x"}, "unknown unit 'x'"},
+                             refusal{{"shell", "--lifetime", "5x"}, "unknown unit 'x'"}}) {
+    std::vector<std::string> full = args;
+    full.insert(full.end(), {"--", "/bin/echo", "ran"});
+    auto r = run_to_end(full, 20s);
+    INFO(args[0] << " " << args[1] << " " << args[2] << ": " << r.err);
+    CHECK(r.status == 125);
+    CHECK(r.out.find("ran") == std::string::npos);
+    CHECK(r.err.find(says) != std::string::npos);
+  }
+  // Accepted with units: a 1m message cap relays a 2000-byte line, where 1 byte would not.
+  auto r = run_to_end({"mcp", "--max-message", "1m", "--idle", "1m", "--tier", "host", "--allow-host", "--", "/bin/sh",
+                       "-c", "head -c 2000 /dev/zero | tr '\\0' x; echo"},
+                      30s);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.out.size() == 2001);
+}
+
 TEST_CASE("mcp and shell refuse limit flags with --connect, where the daemon's profile applies", "[endings][flags]") {
   for (std::string command : {"mcp", "shell"}) {
     auto r = run_to_end({command, "--connect", "/nonexistent/corral.sock", "--pids", "8", "--", "/bin/echo", "ran"}, 20s);

@@ -329,7 +329,7 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
     auto name = canonical_tier(*v);
     if (kTiers.count(name)) p.tier = name;
     else r.fail(sb.get("tier")->source(), "sandbox.tier",
-                "unknown tier '" + *v + "' (known: landlock, host, gvisor, container, microvm, e2b; "
+                "unknown tier '" + *v + "' (known: landlock, contained, host, gvisor, container, microvm, e2b; "
                 "aliases tier0=host, tier1=container, tier2=gvisor, tier3=microvm)");
   }
   read_network(r, sb, p);

@@ -37,6 +37,9 @@ int doctor_command(const std::vector<std::string>& args) {
     else if (args[i] == "--help" || args[i] == "-h") {
       std::cout << "usage: corral doctor [--json] [--config FILE] [--tier T]\n"
                    "       corral doctor --ready [--tier T] [--config FILE]\n"
+                   "  --json    the report as JSON (what the daemon's capabilities method returns)\n"
+                   "  --config FILE  the corral.toml whose tier is asked about (default: ./corral.toml)\n"
+                   "  --tier T  ask about tier T instead of the profile's\n"
                    "  --ready   a readiness probe: prints the tier (the profile's, or T) and exits 0 when it\n"
                    "            can run here; otherwise says why and exits "
                 << kExitRefused << "\n"

@@ -30,9 +30,15 @@ timeout.
 } // namespace
 
 int e2b_command(const std::vector<std::string>& args) {
+  // Help asked for goes to stdout, as every command's does; a usage error to stderr.
+  auto asked_help = [&](std::size_t at) { return args.size() > at && (args[at] == "--help" || args[at] == "-h"); };
+  if (asked_help(0) || (args.size() >= 1 && args[0] == "key" && asked_help(1))) {
+    std::cout << kE2bUsage;
+    return 0;
+  }
   if (args.size() < 2 || args[0] != "key") {
     std::cerr << kE2bUsage;
-    return args.empty() || args[0] == "--help" || args[0] == "-h" ? 0 : 2;
+    return 2;
   }
   const auto& verb = args[1];
   std::string dir, name, config_path, target;

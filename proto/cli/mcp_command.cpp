@@ -18,6 +18,8 @@
 #include "actors/runtime.hpp"
 #include "config/write_all.hpp"
 #include "proto/cli/command_flags.hpp"
+#include "config/durations.hpp"
+#include "config/sizes.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/grant_flags.hpp"
@@ -43,8 +45,9 @@ options:
   --config FILE       the corral.toml to use (default: ./corral.toml if present)
   --allow-net LIST    network allow-list for this server, e.g. api.github.com (allowlist mode)
   --allow-host        permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
-  --max-message SIZE  bytes per message, each way (default 4194304)
-  --idle S            end the server after S seconds without a message either way
+  --max-message SIZE  bytes per message, each way: 65536, 512k, 4m (default 4m)
+  --idle D            end the server after D without a message either way (500ms, 30s,
+                      5m, or seconds)
   --workspace W       with --connect: in the daemon's workspace W (its files at /work)
   --connect SOCKET    run the server in a `corral serve` daemon's stdio session (its
                       profile and opt-ins apply; the limit flags are refused there)
@@ -80,12 +83,18 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     if (a != "--max-message" && a != "--idle")
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
     if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, a + " needs a value");
+    // The units of --memory and --timeout: "1m" is a MiB here and a minute there, never a
+    // silent 1 byte or 1 second.
     const auto& v = args[++i];
-    try {
-      if (a == "--max-message") o.request.max_message_bytes = std::stoull(v);
-      else o.request.idle_timeout = std::chrono::milliseconds(static_cast<long>(std::stod(v) * 1000));
-    } catch (const std::exception&) {
-      return make_failure(failure_kind::invalid_request, a + " needs a number, not '" + v + "'");
+    if (a == "--max-message") {
+      auto bytes = parse_size(v);
+      if (!bytes || *bytes == 0)
+        return make_failure(failure_kind::invalid_request, "--max-message needs a size such as 4m or 65536, not '" + v + "'");
+      o.request.max_message_bytes = *bytes;
+    } else {
+      auto idle = parse_duration(v);
+      if (!idle) return make_failure(failure_kind::invalid_request, "--idle: " + idle.error().message);
+      o.request.idle_timeout = *idle;
     }
   }
   if (o.request.argv.empty())

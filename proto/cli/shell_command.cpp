@@ -16,6 +16,7 @@
 #include "actors/runtime.hpp"
 #include "config/write_all.hpp"
 #include "proto/cli/command_flags.hpp"
+#include "config/durations.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/ending.hpp"
 #include "proto/cli/grant_flags.hpp"
@@ -41,8 +42,8 @@ options:
   --config FILE   the corral.toml to use (default: ./corral.toml if present)
   --allow-net LIST network allow-list for this shell, e.g. pypi.org (allowlist mode)
   --allow-host    permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
-  --lifetime S    end the terminal after S seconds
-  --workspace W     with --connect: in the daemon's workspace W (its files at /work).
+  --lifetime D    end the terminal after D (500ms, 30s, 5m, or seconds)
+  --workspace W   with --connect: in the daemon's workspace W (its files at /work).
                   The terminal is W's: it lives on when this client goes or leaves
                   with ctrl-p ctrl-q. With no PROGRAM, attaches to W's latest terminal
                   (taking over typing), or starts one when W has none.
@@ -142,12 +143,13 @@ int shell_command(const std::vector<std::string>& args) {
       if (*shared) continue;
     }
     if (a == "--lifetime" && !value_missing) {
-      try {
-        request.lifetime = std::chrono::milliseconds(static_cast<long>(std::stod(args[++i]) * 1000));
-      } catch (const std::exception&) {
-        std::cerr << "corral: --lifetime needs a number of seconds\n" << shell_usage();
+      // As --timeout reads it: "5m" is five minutes, not a silent five seconds.
+      auto lifetime = parse_duration(args[++i]);
+      if (!lifetime) {
+        std::cerr << "corral: --lifetime: " << lifetime.error().message << "\n" << shell_usage();
         return kExitRefused;
       }
+      request.lifetime = *lifetime;
     } else {
       std::cerr << "corral: unknown option or missing value '" << a << "'\n" << shell_usage();
       return kExitRefused;
