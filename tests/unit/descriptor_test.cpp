@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "config/toml/toml_profile.hpp"
+#include "config/version.hpp"
 #include "proto/describe/descriptor.hpp"
 #include "tests/runtime_fixture.hpp"
 
@@ -83,7 +84,9 @@ TEST_CASE("the digest has the documented form and covers the canonical dump", "[
   auto body = j;
   body.erase("digest");
   body.erase("config_path");
+  body.erase("corral_version");  // outside the digest too: a profile keeps its digest across versions
   CHECK(descriptor_digest(body) == digest);
+  CHECK(j["corral_version"] == std::string(corral_version()));
   // A known SHA-256 vector, so the hex encoding itself is checked.
   CHECK(descriptor_digest(nlohmann::json::object()) ==
         "sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
