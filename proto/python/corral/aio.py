@@ -5,8 +5,10 @@
     async def main():
         async with await corral.AsyncClient.connect("/run/corral/corral.sock") as c:
             r = await c.exec(argv=["python3", "-c", "print(1)"], on_stdout=print)
-            async for event in c.exec_stream(argv=["sh", "-c", "echo a; echo b >&2"]):
-                ...                                   # ("stdout", b"a\\n"), ..., ("result", {...})
+            async with c.exec_stream(argv=["sh", "-c", "echo a; echo b >&2"]) as run:
+                async for stream, data in run:        # ("stdout", b"a\\n"), ("stderr", b"b\\n")
+                    ...
+            (await run.wait())["exit_code"]           # leaving the block early cancels the run
             s = await c.open_session(["python3", "server.py"], framing="newline")
             await s.write('{"ping": 1}')
             async for message in s:                   # bytes, one per framed message
@@ -24,10 +26,12 @@ import asyncio
 import inspect
 import itertools
 import json
-from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator, List, Optional, Sequence, Tuple, Type,
+                    Union)
 
-from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, Json, attach_params, chunk_bytes,
-                       exec_params, lost_session_end, result_of, session_params, write_params)
+from .protocol import (INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOTIFICATIONS, STREAM_CLOSE_TIMEOUT, ConnectionLost,
+                       CorralError, Json, OutputEvent, attach_params, chunk_bytes, exec_params, lost_session_end,
+                       output_stream, result_of, session_params, write_params)
 from .workspace import AsyncWorkspace
 
 Callback = Optional[Callable[[Any], Union[None, Awaitable[None]]]]
@@ -52,7 +56,7 @@ class _Call:
         self.on_stdout = on_stdout
         self.on_stderr = on_stderr
         self.on_network = on_network
-        self.events = events  # exec_stream: every notification, then the result
+        self.events = events  # exec_stream, exec_events: every notification, then ("reply", the answer)
         self.execution_id: Optional[str] = None
         self.session: Optional[AsyncSession] = None
 
@@ -168,6 +172,132 @@ class AsyncExecution:
         return await self._client.cancel(self.id)
 
 
+class AsyncExecStream(AsyncExecution):
+    """A running exec whose live output is read with `async for`: AsyncClient.exec_stream.
+
+        async with client.exec_stream(argv=["sh", "-c", "echo out; echo err >&2"]) as run:
+            async for stream, data in run:    # ("stdout", b"out\\n"), ("stderr", b"err\\n")
+                ...
+        (await run.wait())["exit_code"]
+
+    The same semantics as corral.client.ExecStream: (stream, data) per exec.output, in
+    arrival order, ending when the execution has ended (an error answer is raised as
+    CorralError); `await wait(timeout)` for the result at any time (`result` is it once
+    ended, else None); `await cancel()` from any task; `async with` cancels an execution
+    still running when the block is left (break, return, an exception, the task being
+    cancelled) and waits at most `close_timeout` seconds for its end (see close()). The exec
+    is sent when exec_stream() is called; `s = await client.exec_stream(...)` also works and
+    waits until the request is handed to the transport.
+
+    A slow consumer: exec output has no flow control toward the client (PROTOCOL.md; the
+    daemon disconnects a client once 16 MiB of its output waits unsent). The client's
+    reader task therefore never waits for this consumer: it puts every piece into this
+    stream's unbounded asyncio.Queue. The program is not slowed, the connection's other
+    calls go on, and the queue holds at most what the daemon streams: never more than each
+    stream's output cap (`output_cap`, 1 MiB by default; the profile may raise it; the
+    result's `*_truncated` / `*_dropped_bytes` tell what was dropped past it)."""
+
+    #: Seconds close() (and leaving an `async with` block early) waits for a cancelled execution.
+    close_timeout: float = STREAM_CLOSE_TIMEOUT
+
+    def __init__(self, client: "AsyncClient", call_id: int, call: _Call, network: List[Json]) -> None:
+        super().__init__(client, call_id, call)
+        assert call.events is not None
+        self._events: asyncio.Queue = call.events
+        self.network = network  # allowlist network mode: each egress event, as it ended
+
+    def __await__(self) -> Generator[Any, None, "AsyncExecStream"]:
+        return self._drained().__await__()
+
+    async def _drained(self) -> "AsyncExecStream":
+        await self._client._writer.drain()
+        return self
+
+    # -- the output --------------------------------------------------------------------
+    async def read(self, timeout: Optional[float] = None) -> Optional[OutputEvent]:
+        """The next (stream, data), or None once the execution has ended (every later read
+        too). asyncio.TimeoutError when nothing came within `timeout` seconds (None: no
+        bound); CorralError at the end when the exec was answered with an error."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            kind, value = await asyncio.wait_for(self._events.get(), left)
+            if kind == "reply":
+                self._events.put_nowait((kind, value))  # later reads see the end too
+                result_of(value)  # an error answer is raised here
+                return None
+            if kind in ("stdout", "stderr"):
+                return kind, value
+            # "started" and "network": execution_id and `network` have them already.
+
+    def __aiter__(self) -> "AsyncExecStream":
+        return self
+
+    async def __anext__(self) -> OutputEvent:
+        item = await self.read()
+        if item is None:
+            raise StopAsyncIteration
+        return item
+
+    # -- the end -----------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """Whether the execution has ended (its answer arrived), whatever is left to read."""
+        return self._call.reply.done()
+
+    @property
+    def result(self) -> Optional[Json]:
+        """The result dict once the execution has ended, else None (await wait() for it);
+        CorralError when the exec was answered with an error."""
+        return result_of(self._call.reply.result()) if self.done else None
+
+    async def cancel(self, timeout: Optional[float] = None) -> Json:
+        """Cancels the execution: SIGTERM, then SIGKILL after the profile's grace (a second
+        cancel kills at once). {"cancelled": True}; {"cancelled": False} when it had ended
+        already. `timeout` bounds the wait for the daemon's answer."""
+        try:
+            return await self._client.call("cancel", {"id": self.id}, timeout)
+        except CorralError as e:
+            # The daemon answers the exec before refusing a cancel of it, and the reader
+            # handles lines in order: an ended execution is known to be done here.
+            if e.code == INVALID_PARAMS and self.done:
+                return {"cancelled": False}
+            raise
+
+    async def close(self, timeout: Optional[float] = None) -> Json:
+        """Ends the execution if it still runs and returns its result: cancel(), wait up to
+        half of `timeout` (default close_timeout), then cancel again (killing at once) and
+        wait for the rest. asyncio.TimeoutError when it has not ended by then; CorralError
+        when the exec was answered with an error. Output not yet read stays readable."""
+        bound = self.close_timeout if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + bound
+        if not self.done:
+            await self.cancel(bound)
+            try:
+                return await self.wait(bound / 2)
+            except asyncio.TimeoutError:
+                pass
+            await self.cancel(max(0.0, deadline - loop.time()))
+            return await self.wait(max(0.0, deadline - loop.time()))
+        return result_of(self._call.reply.result())
+
+    async def __aenter__(self) -> "AsyncExecStream":
+        return self
+
+    async def __aexit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                        tb: Any) -> None:
+        if exc_type is None:
+            if not self.done:
+                await self.close()
+            return
+        try:  # the block's own exception is the one to see
+            await self.close()
+        except Exception:
+            pass
+
+
 class AsyncClient:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._reader = reader
@@ -223,12 +353,27 @@ class AsyncClient:
         call_id = await self._send("exec", params, call)
         return AsyncExecution(self, call_id, call)
 
-    async def exec_stream(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+    def exec_stream(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+                    code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
+                    timeout: Optional[float] = None, **limits: Any) -> AsyncExecStream:
+        """Starts an exec now and returns its AsyncExecStream (no await needed, though
+        `await` works too): `async for stream, data in ...` yields ("stdout" | "stderr",
+        bytes) as it arrives until the execution ends; then `await s.wait()`. Leaving its
+        `async with` block early cancels the execution. Parameters as exec()'s. Must be
+        called with the client's event loop running. See AsyncExecStream for what a slow
+        consumer costs."""
+        network: List[Json] = []
+        call = _Call(on_network=network.append, events=asyncio.Queue())
+        call_id = self._send_now("exec", exec_params(argv, language, code, stdin, timeout, True, limits), call)
+        return AsyncExecStream(self, call_id, call, network)
+
+    async def exec_events(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
                           code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
                           timeout: Optional[float] = None, **limits: Any) -> AsyncIterator[Tuple[str, Any]]:
-        """Runs one program and yields its events as they come: ("started", execution_id),
+        """Runs one program and yields every event as it comes: ("started", execution_id),
         ("stdout", bytes), ("stderr", bytes), ("network", event), then ("result", dict).
-        An error reply is raised as CorralError."""
+        An error reply is raised as CorralError. (This is what exec_stream used to yield;
+        exec_stream now yields only the output, and the result comes from wait().)"""
         events: asyncio.Queue = asyncio.Queue()
         call = _Call(events=events)
         await self._send("exec", exec_params(argv, language, code, stdin, timeout, True, limits), call)
@@ -301,13 +446,18 @@ class AsyncClient:
 
     # -- plumbing ---------------------------------------------------------------------
     async def _send(self, method: str, params: Json, call: _Call) -> int:
+        call_id = self._send_now(method, params, call)
+        await self._writer.drain()
+        return call_id
+
+    def _send_now(self, method: str, params: Json, call: _Call) -> int:
+        """Registers the call and hands its line to the transport (which buffers it)."""
         if self._lost:
             raise ConnectionLost(self._lost)
         call_id = next(self._ids)
         self._calls[call_id] = call
         line = json.dumps({"jsonrpc": "2.0", "id": call_id, "method": method, "params": params})
         self._writer.write(line.encode("utf-8") + b"\n")
-        await self._writer.drain()
         return call_id
 
     async def _read_loop(self) -> None:
@@ -369,7 +519,7 @@ class AsyncClient:
                 if call.events is not None:
                     call.events.put_nowait(("started", call.execution_id))
             elif method == "exec.output":
-                stream = "stdout" if params.get("stream") == "stdout" else "stderr"
+                stream = output_stream(params)
                 data = chunk_bytes(params)
                 if call.events is not None:
                     call.events.put_nowait((stream, data))

@@ -12,6 +12,11 @@
             ...
         s.close(); s.wait()                            # the session.ended params
 
+    with Client(path) as c, c.exec_stream(argv=["make"]) as run:
+        for stream, data in run:                      # ("stdout" | "stderr", bytes), as it comes
+            ...
+        run.result["exit_code"]                       # leaving the block early cancels the run
+
 One background thread reads the socket and routes replies and notifications by call id
 (sessions: by session id), so calls may overlap (e.g. cancel() from another thread while
 exec() waits).
@@ -24,11 +29,13 @@ import json
 import queue
 import socket
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+import time
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Type, Union
 
-from .protocol import (INTERNAL_ERROR, SESSION_NOTIFICATIONS, ConnectionLost, CorralError, Json,  # noqa: F401
-                       attach_params, chunk_bytes, exec_params, lost_session_end, result_of, session_params,
-                       write_params)
+from .protocol import (INTERNAL_ERROR, INVALID_PARAMS, SESSION_NOTIFICATIONS, ConnectionLost,  # noqa: F401
+                       CorralError, Json, OutputEvent, attach_params, chunk_bytes, exec_params, lost_session_end,
+                       output_stream, result_of, session_params, write_params)
+from .protocol import STREAM_CLOSE_TIMEOUT
 from .protocol import *  # noqa: F401,F403  (the error codes, for `from corral.client import *`)
 from .workspace import Workspace
 
@@ -37,14 +44,25 @@ EventCallback = Optional[Callable[[Json], None]]
 
 
 class _Call:
-    def __init__(self, on_stdout=None, on_stderr=None, on_network=None):
+    def __init__(self, on_stdout: BytesCallback = None, on_stderr: BytesCallback = None,
+                 on_network: EventCallback = None, events: "Optional[queue.Queue[Optional[OutputEvent]]]" = None
+                 ) -> None:
         self.done = threading.Event()
-        self.reply = None
+        self.reply: Optional[Json] = None
         self.on_stdout = on_stdout
         self.on_stderr = on_stderr
         self.on_network = on_network
-        self.execution_id = None
-        self.session = None  # session.open: the Session to register with the reply
+        self.events = events  # exec_stream: (stream, bytes) as they come, then None
+        self.execution_id: Optional[str] = None
+        self.session: Optional[Session] = None  # session.open: the Session to register with the reply
+
+    def finish(self, reply: Json) -> None:
+        """The call's answer (or the lost connection's error): wakes wait() and, last, the
+        stream's reader (so a reader that sees the end finds the reply set)."""
+        self.reply = reply
+        self.done.set()
+        if self.events is not None:
+            self.events.put(None)
 
 
 class Session:
@@ -158,20 +176,147 @@ class Session:
 class Execution:
     """A running exec: wait() for its result, or cancel() it."""
 
-    def __init__(self, client, call_id, call):
+    def __init__(self, client: "Client", call_id: int, call: _Call) -> None:
         self._client = client
-        self.id = call_id
+        self.id = call_id  # the exec call's id on this connection (what `cancel` names)
         self._call = call
 
     @property
     def execution_id(self) -> Optional[str]:
+        """The daemon's id for the execution, once exec.started has arrived (else None)."""
         return self._call.execution_id
 
     def wait(self, timeout: Optional[float] = None) -> Json:
+        """The result dict (PROTOCOL.md); CorralError if corral did not run it, TimeoutError
+        when no answer came within `timeout` seconds (None: no bound)."""
         return self._client._wait(self._call, timeout)
 
     def cancel(self) -> Json:
         return self._client.cancel(self.id)
+
+
+class ExecStream(Execution):
+    """A running exec whose live output is read by iterating: Client.exec_stream.
+
+        with client.exec_stream(argv=["sh", "-c", "echo out; echo err >&2"]) as run:
+            for stream, data in run:          # ("stdout", b"out\n"), ("stderr", b"err\n")
+                ...
+        run.result                             # the result dict, as Client.exec returns it
+
+    Iteration yields (stream, data) for each exec.output notification, in the order they
+    arrived: stream is "stdout" or "stderr", data the exact bytes (never a character split
+    across two pieces). Within one stream the pieces are in the program's order and,
+    joined, are exactly what the result's `stdout`/`stderr` keep; between the two streams
+    the order is the order the daemon read them. Iteration ends when the execution has
+    ended (its result has arrived); an error answer (corral did not run it, or the
+    connection was lost) is raised as CorralError from the iteration and from wait().
+    `read(timeout)` is one step with a bound. Egress events (allowlist network mode) are
+    appended to `network` as they come.
+
+    `result` (blocking until the end) and `wait(timeout)` give the result at any time; the
+    output not yet iterated stays readable. `cancel()` ends the execution (from any
+    thread); the result's verdict is then "cancelled". As a context manager, leaving the
+    block while the execution still runs (break, return, an exception) cancels it and waits
+    at most `close_timeout` seconds for its end (a second cancel, which kills at once,
+    after half of it): see close().
+
+    A slow consumer: PROTOCOL.md gives exec output no flow control toward the client (unlike
+    a stdio session's window): the daemon sends each piece as it reads it and disconnects a
+    client once 16 MiB of its output waits unsent, which cancels its executions. So the
+    client's reader thread never waits for this consumer: it moves every piece into this
+    stream's queue in memory, which has no bound of its own. The program is not slowed by
+    a slow consumer, and the connection's other calls go on; the queue holds at most what
+    the daemon streams, which is never more than the output cap of each stream (`output_cap`,
+    1 MiB each by default; the profile may raise it; past it the rest is dropped and the
+    result's `*_truncated` / `*_dropped_bytes` say so). Events a consumer never reads are
+    freed with this object."""
+
+    #: Seconds close() (and leaving a `with` block early) waits for a cancelled execution.
+    close_timeout: float = STREAM_CLOSE_TIMEOUT
+
+    def __init__(self, client: "Client", call_id: int, call: _Call,
+                 events: "queue.Queue[Optional[OutputEvent]]", network: List[Json]) -> None:
+        super().__init__(client, call_id, call)
+        self._events = events
+        self.network = network  # allowlist network mode: each egress event, as it ended
+
+    # -- the output --------------------------------------------------------------------
+    def read(self, timeout: Optional[float] = None) -> Optional[OutputEvent]:
+        """The next (stream, data), or None once the execution has ended (every later read
+        too). Raises TimeoutError when nothing came within `timeout` seconds (None: no
+        bound), CorralError at the end when the exec was answered with an error."""
+        try:
+            item = self._events.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError("no output from exec call %s within %s s" % (self.id, timeout)) from None
+        if item is None:
+            self._events.put(None)  # later reads see the end too
+            assert self._call.reply is not None
+            result_of(self._call.reply)  # an error answer is raised here
+        return item
+
+    def __iter__(self) -> "ExecStream":
+        return self
+
+    def __next__(self) -> OutputEvent:
+        item = self.read()
+        if item is None:
+            raise StopIteration
+        return item
+
+    # -- the end -----------------------------------------------------------------------
+    @property
+    def done(self) -> bool:
+        """Whether the execution has ended (its answer arrived), whatever is left to read."""
+        return self._call.done.is_set()
+
+    @property
+    def result(self) -> Json:
+        """The result dict (PROTOCOL.md), waiting without bound for the end: after the
+        iteration it is there at once. wait(timeout) is the bounded form."""
+        return self.wait()
+
+    def cancel(self, timeout: Optional[float] = None) -> Json:
+        """Cancels the execution: SIGTERM, then SIGKILL after the profile's grace (a second
+        cancel kills at once). {"cancelled": True}; {"cancelled": False} when it had ended
+        already. Safe from any thread. `timeout` bounds the wait for the daemon's answer."""
+        try:
+            return self._client.call("cancel", {"id": self.id}, timeout)
+        except CorralError as e:
+            # The daemon answers the exec before refusing a cancel of it, and the reader
+            # handles lines in order: an ended execution is known to be done here.
+            if e.code == INVALID_PARAMS and self.done:
+                return {"cancelled": False}
+            raise
+
+    def close(self, timeout: Optional[float] = None) -> Json:
+        """Ends the execution if it still runs and returns its result: cancel(), wait up to
+        half of `timeout` (default close_timeout), then cancel again (killing at once) and
+        wait for the rest. TimeoutError when it has not ended by then; CorralError when the
+        exec was answered with an error. Output not yet read stays readable."""
+        bound = self.close_timeout if timeout is None else timeout
+        deadline = time.monotonic() + bound
+        if not self.done:
+            self.cancel(bound)
+            if not self._call.done.wait(bound / 2):
+                self.cancel(max(0.0, deadline - time.monotonic()))
+                if not self._call.done.wait(max(0.0, deadline - time.monotonic())):
+                    raise TimeoutError("exec call %s did not end within %s s of its cancel" % (self.id, bound))
+        return self.wait(0)
+
+    def __enter__(self) -> "ExecStream":
+        return self
+
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Any) -> None:
+        if exc_type is None:
+            if not self.done:
+                self.close()
+            return
+        try:  # the block's own exception is the one to see
+            self.close()
+        except Exception:
+            pass
 
 
 class Client:
@@ -182,7 +327,10 @@ class Client:
         self._sock.settimeout(None)
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._calls = {}
+        # sendall() of a long line may take several send()s: one line at a time, or two
+        # threads' lines would interleave on the socket.
+        self._send_lock = threading.Lock()
+        self._calls: Dict[int, _Call] = {}
         self._sessions = {}
         self._lost = None
         self.connection_error = None
@@ -231,6 +379,20 @@ class Client:
         call = _Call(on_stdout, on_stderr, on_network)
         call_id = self._send("exec", params, call)
         return Execution(self, call_id, call)
+
+    def exec_stream(self, argv: Optional[Sequence[str]] = None, language: Optional[str] = None,
+                    code: Optional[str] = None, stdin: Union[str, bytes, None] = None,
+                    timeout: Optional[float] = None, **limits: Any) -> ExecStream:
+        """Starts an exec and returns its ExecStream at once: iterate it for the output,
+        ("stdout" | "stderr", bytes) as it arrives, until the execution ends; then `result`.
+        Leaving its `with` block early cancels the execution. Parameters as exec()'s
+        (limits: memory_limit, output_cap, pids_limit, cpu_cores, env, tier, network_allow,
+        workspace, cwd, ...). See ExecStream for what a slow consumer costs."""
+        events: "queue.Queue[Optional[OutputEvent]]" = queue.Queue()
+        network: List[Json] = []
+        call = _Call(on_network=network.append, events=events)
+        call_id = self._send("exec", exec_params(argv, language, code, stdin, timeout, True, limits), call)
+        return ExecStream(self, call_id, call, events, network)
 
     def open_session(self, argv: Optional[Sequence[str]] = None, kind: str = "stdio",
                      on_output: BytesCallback = None, on_ended: EventCallback = None,
@@ -310,7 +472,8 @@ class Client:
 
     def send_raw(self, line: bytes) -> None:
         """Sends bytes as they are (tests of malformed input)."""
-        self._sock.sendall(line)
+        with self._send_lock:
+            self._sock.sendall(line)
 
     # -- plumbing ---------------------------------------------------------------------
     def _send(self, method, params, call):
@@ -320,7 +483,8 @@ class Client:
             call_id = next(self._ids)
             self._calls[call_id] = call
         line = json.dumps({"jsonrpc": "2.0", "id": call_id, "method": method, "params": params})
-        self._sock.sendall(line.encode("utf-8") + b"\n")
+        with self._send_lock:
+            self._sock.sendall(line.encode("utf-8") + b"\n")
         return call_id
 
     def _wait(self, call, timeout):
@@ -350,8 +514,7 @@ class Client:
             calls, self._calls = self._calls, {}
             sessions, self._sessions = self._sessions, {}
         for call in calls.values():
-            call.reply = {"error": {"code": INTERNAL_ERROR, "message": "connection lost: " + why}}
-            call.done.set()
+            call.finish({"error": {"code": INTERNAL_ERROR, "message": "connection lost: " + why}})
         for session in sessions.values():
             session._end(lost_session_end(session.id))
 
@@ -387,9 +550,13 @@ class Client:
             if msg["method"] == "exec.started":
                 call.execution_id = params.get("execution_id")
             elif msg["method"] == "exec.output":
-                fn = call.on_stdout if params.get("stream") == "stdout" else call.on_stderr
+                stream = output_stream(params)
+                data = chunk_bytes(params)
+                if call.events is not None:
+                    call.events.put((stream, data))
+                fn = call.on_stdout if stream == "stdout" else call.on_stderr
                 if fn:
-                    fn(chunk_bytes(params))
+                    fn(data)
             elif msg["method"] == "exec.network" and call.on_network:
                 call.on_network(params.get("event"))
             return
@@ -407,5 +574,4 @@ class Client:
                 call.session._opened(msg["result"])
                 with self._lock:
                     self._sessions[call.session.id] = call.session
-            call.reply = msg
-            call.done.set()
+            call.finish(msg)

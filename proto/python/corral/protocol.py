@@ -4,7 +4,7 @@ params and notifications are encoded and decoded (proto/PROTOCOL.md)."""
 from __future__ import annotations
 
 import base64
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -25,6 +25,15 @@ SESSION_NOTIFICATIONS = ("session.output", "session.stderr", "session.ended", "s
                          "session.network", "session.writer_lost")
 
 Json = Dict[str, Any]
+
+# One piece of an execution's live output, as exec_stream yields it: ("stdout" or "stderr",
+# the bytes exactly as the program wrote them).
+OutputEvent = Tuple[str, bytes]
+
+# How long leaving an exec_stream's `with` block early waits for the cancelled execution to
+# end (seconds): half of it after the first cancel (SIGTERM, then SIGKILL after the
+# profile's grace), the rest after a second one (which kills at once).
+STREAM_CLOSE_TIMEOUT = 10.0
 
 
 class CorralError(Exception):
@@ -58,6 +67,11 @@ def chunk_bytes(params: Json) -> bytes:
     if "data_base64" in params:
         return base64.b64decode(params["data_base64"])
     return params.get("data", "").encode("utf-8")
+
+
+def output_stream(params: Json) -> str:
+    """Which stream an exec.output notification carries: "stdout" or "stderr"."""
+    return "stdout" if params.get("stream") == "stdout" else "stderr"
 
 
 def exec_params(argv: Optional[Sequence[str]], language: Optional[str], code: Optional[str],

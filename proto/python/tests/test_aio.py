@@ -39,10 +39,10 @@ class AsyncDaemonTest(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(b"".join(out), b"one\n")
         self.assertEqual(b"".join(err), b"two\n")
 
-    async def test_exec_stream_yields_events_in_order_then_the_result(self):
+    async def test_exec_events_yields_events_in_order_then_the_result(self):
         c = await self.client()
         kinds, stdout = [], b""
-        async for kind, value in c.exec_stream(argv=["/bin/sh", "-c", "printf 'a\\377'; echo b >&2"]):
+        async for kind, value in c.exec_events(argv=["/bin/sh", "-c", "printf 'a\\377'; echo b >&2"]):
             kinds.append(kind)
             if kind == "stdout":
                 stdout += value
