@@ -25,6 +25,7 @@
 #include "actors/workspaces/workspace_registry.hpp"
 #include "actors/leases/workspace_share_lease.hpp"
 #include "config/protected_paths.hpp"
+#include "tiers/cgroups/cgroup_delegation.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/state_dir/instance_claim.hpp"
@@ -120,6 +121,16 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   // with a temporary one) left cgroups no record names: those are removed once old and
   // empty, which no live lease is.
   p->features = detect_kernel_features();
+  if (p->features.cgroup_delegated) {
+    // The executions' cgroups go beside corral in its delegated cgroup, which may then hold
+    // no process: corral moves into a leaf first. Refused, the tiers that need cgroups say
+    // why (fail closed: nothing runs without the limits).
+    if (auto moved = enter_runtime_leaf(p->features.cgroup_root, ::getpid()); !moved) {
+      p->features.cgroup_version = 0;
+      p->features.cgroup_controllers.clear();
+      p->features.cgroup_error = moved.error().message;
+    }
+  }
   sweep_options sweep;
   if (auto layout = find_cgroup_layout(p->features)) sweep.orphan_parents = corral_parents(*layout);
   auto claim = instance_claim::take(p->state_dir);

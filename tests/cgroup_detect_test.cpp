@@ -3,12 +3,18 @@
 // nothing is mounted. Run in a child that drops to uid 65534 (the test itself is root).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+#include <functional>
 #include <grp.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "config/profile.hpp"
+#include "tests/runtime_fixture.hpp"
+#include "tiers/cgroups/cgroup_delegation.hpp"
+#include "tiers/cgroups/cgroup_detect.hpp"
 #include "tiers/cgroups/cgroup_mounts.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/kernel_features.hpp"
@@ -22,8 +28,9 @@ struct seen {
   std::string error, landlock;
 };
 
-// Forks, drops to uid/gid 65534, detects; the answer comes back over a pipe (20 s bound).
-seen detect_as_nobody() {
+// Forks, drops to uid/gid 65534, runs `fn` there; its answer comes back over a pipe (20 s
+// bound).
+std::string as_nobody(const std::function<std::string()>& fn) {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);
   pid_t pid = ::fork();
@@ -32,10 +39,7 @@ seen detect_as_nobody() {
     ::close(fds[0]);
     if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
       ::_exit(2);
-    auto f = detect_kernel_features();
-    profile p;
-    auto reason = build_default_tiers(p, f)->find("landlock")->available().reason;
-    std::string out = std::to_string(f.cgroup_version) + "\n" + f.cgroup_error + "\n" + reason;
+    std::string out = fn();
     (void)!::write(fds[1], out.data(), out.size());
     ::_exit(0);
   }
@@ -55,6 +59,17 @@ seen detect_as_nobody() {
   ::waitpid(pid, &status, 0);
   REQUIRE(WIFEXITED(status));
   REQUIRE(WEXITSTATUS(status) == 0);
+  return got;
+}
+
+// The detection and the landlock tier's verdict as uid 65534 sees them.
+seen detect_as_nobody() {
+  auto got = as_nobody([] {
+    auto f = detect_kernel_features();
+    profile p;
+    auto reason = build_default_tiers(p, f)->find("landlock")->available().reason;
+    return std::to_string(f.cgroup_version) + "\n" + f.cgroup_error + "\n" + reason;
+  });
   seen s;
   auto a = got.find('\n'), b = got.find('\n', a + 1);
   REQUIRE(b != std::string::npos);
@@ -86,4 +101,100 @@ TEST_CASE("a user who may not write the v1 hierarchies is told which and the two
   CHECK_THAT(s.error, Catch::Contains("/sys/fs/cgroup/memory"));
   CHECK_THAT(s.landlock, Catch::Contains("corral serve --allow-uid 65534"));
   CHECK_THAT(s.landlock, Catch::Contains("Delegate=yes"));
+}
+
+namespace {
+
+// A fake cgroup2 tree in a temp dir: `root` as the mount, `dir` below it owned by uid
+// 65534 as a delegated subtree is (its dir, cgroup.procs and cgroup.subtree_control).
+struct fake_v2_tree {
+  corral::testing::temp_dir tmp{"corral-fake-cgroup-"};
+  std::string root = tmp / "cg";
+
+  fake_v2_tree() {
+    REQUIRE(::chmod(tmp.path().c_str(), 0755) == 0);
+    make(root, "cpuset cpu io memory pids", false);
+  }
+  void make(const std::string& dir, const std::string& controllers, bool owned_by_nobody) {
+    std::filesystem::create_directories(dir);
+    write(dir + "/cgroup.controllers", controllers + "\n");
+    for (const char* f : {"cgroup.procs", "cgroup.subtree_control"}) {
+      write(dir + "/" + f, "");
+      if (owned_by_nobody) REQUIRE(::chown((dir + "/" + f).c_str(), 65534, 65534) == 0);
+    }
+    if (owned_by_nobody) REQUIRE(::chown(dir.c_str(), 65534, 65534) == 0);
+  }
+  static void write(const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+  std::vector<cgroup_mount> mounts() const { return {cgroup_mount{root, true, {}, "/"}}; }
+};
+
+// version, root, delegated, controllers and error of a detection, one per line.
+std::string detected(const std::vector<cgroup_mount>& mounts, const std::string& self_cgroup) {
+  kernel_features f;
+  detect_cgroups(f, mounts, self_cgroup);
+  std::string controllers;
+  for (auto& c : f.cgroup_controllers) controllers += (controllers.empty() ? "" : " ") + c;
+  return std::to_string(f.cgroup_version) + "\n" + f.cgroup_root + "\n" + (f.cgroup_delegated ? "delegated" : "-") +
+         "\n" + controllers + "\n" + f.cgroup_error;
+}
+
+} // namespace
+
+TEST_CASE("a user finds the cgroup v2 subtree delegated to it, and is told when its own is not", "[cgroup]") {
+  if (::geteuid() != 0) { WARN("skipped: needs root to make files another uid owns"); return; }
+  fake_v2_tree t;
+  t.make(t.root + "/user.slice/corral.scope", "memory pids", true);
+  t.make(t.root + "/user.slice/shell.scope", "memory pids cpu", false);
+  t.make(t.root + "/user.slice/bare.scope", "io", true);
+  auto mounts = t.mounts();
+
+  // Root may write the mount's root: executions go there, as before.
+  CHECK(detected(mounts, "0::/user.slice/corral.scope\n") == "2\n" + t.root + "\n-\nmemory pids cpu\n");
+
+  // The user: its own cgroup, delegated, with what the parent enabled for it.
+  CHECK(as_nobody([&] { return detected(mounts, "0::/user.slice/corral.scope\n"); }) ==
+        "2\n" + t.root + "/user.slice/corral.scope\ndelegated\nmemory pids\n");
+  // A cgroup it may not write: none usable, naming the mount and its own cgroup.
+  auto refused = as_nobody([&] { return detected(mounts, "0::/user.slice/shell.scope\n"); });
+  CHECK_THAT(refused, Catch::StartsWith("0\n\n-\n\n"));
+  CHECK_THAT(refused, Catch::Contains("cgroup v2 at " + t.root + " is not writable by uid 65534"));
+  CHECK_THAT(refused, Catch::Contains("(" + t.root + "/user.slice/shell.scope) is not delegated to it"));
+  // Delegated without a controller corral uses.
+  auto bare = as_nobody([&] { return detected(mounts, "0::/user.slice/bare.scope\n"); });
+  CHECK_THAT(bare, Catch::StartsWith("0\n"));
+  CHECK_THAT(bare, Catch::Contains("offers none of memory, pids and cpu"));
+  CHECK_THAT(bare, Catch::Contains("DelegateControllers="));
+  // The mount's root itself is never taken as delegated.
+  auto at_root = as_nobody([&] { return detected(mounts, "0::/\n"); });
+  CHECK_THAT(at_root, Catch::StartsWith("0\n"));
+}
+
+TEST_CASE("corral moves itself into its leaf of the delegated cgroup, and never moves another process", "[cgroup]") {
+  fake_v2_tree t;
+  std::string dir = t.root + "/corral.scope";
+  t.make(dir, "memory pids cpu", false);
+  // A fake tree has no kernel to make the leaf's files: the leaf is made ahead.
+  t.make(dir + "/" + kRuntimeLeaf, "memory pids cpu", false);
+  pid_t self = ::getpid();
+
+  SECTION("alone in it: moved") {
+    fake_v2_tree::write(dir + "/cgroup.procs", std::to_string(self) + "\n");
+    REQUIRE(enter_runtime_leaf(dir, self));
+    CHECK(corral::testing::read_text(dir + "/" + kRuntimeLeaf + "/cgroup.procs") == std::to_string(self));
+  }
+  SECTION("moved already (a second runtime in this process): nothing written") {
+    REQUIRE(enter_runtime_leaf(dir, self));
+    CHECK(corral::testing::read_text(dir + "/" + kRuntimeLeaf + "/cgroup.procs").empty());
+  }
+  SECTION("beside a shell: refused, naming it and the way out") {
+    fake_v2_tree::write(dir + "/cgroup.procs", "4242\n" + std::to_string(self) + "\n");
+    auto moved = enter_runtime_leaf(dir, self);
+    REQUIRE(!moved);
+    CHECK(moved.error().kind == failure_kind::tier_unavailable);
+    CHECK_THAT(moved.error().message, Catch::Contains("pid 4242"));
+    CHECK_THAT(moved.error().message, Catch::Contains("systemd-run --user --scope -p Delegate=yes"));
+    CHECK(corral::testing::read_text(dir + "/" + kRuntimeLeaf + "/cgroup.procs").empty());
+  }
 }

@@ -16,6 +16,7 @@ struct kernel_features {
   bool pidfd = false;              // pidfd_open (Linux 5.3+)
   int cgroup_version = 0;          // 2: unified with delegated controllers; 1: v1 hierarchies; 0: none
   std::string cgroup_root;         // where corral creates its cgroups (v2) or the v1 mount root
+  bool cgroup_delegated = false;   // v2: cgroup_root is corral's own cgroup, delegated to this user
   std::vector<std::string> cgroup_controllers;  // usable controllers: memory, pids, cpu
   std::string cgroup_error;
 };

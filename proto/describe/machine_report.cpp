@@ -23,6 +23,7 @@ nlohmann::json kernel_features_json(const kernel_features& f) {
   j["pidfd"] = f.pidfd;
   j["cgroup_version"] = f.cgroup_version;
   j["cgroup_root"] = f.cgroup_root;
+  if (f.cgroup_delegated) j["cgroup_delegated"] = true;  // only then: other machines keep their digest
   j["cgroup_controllers"] = f.cgroup_controllers;
   if (!f.cgroup_error.empty()) j["cgroup_error"] = f.cgroup_error;
   // Probed once per process on the temp dir's filesystem; the landlock tier probes each
@@ -89,7 +90,7 @@ std::string render_machine_report(const nlohmann::json& r) {
     o << "none usable: " << k.value("cgroup_error", std::string()) << "\n";
   } else {
     o << "v" << k["cgroup_version"].get<int>() << " at " << k["cgroup_root"].get<std::string>()
-      << ", controllers:";
+      << (k.value("cgroup_delegated", false) ? " (delegated to this user)" : "") << ", controllers:";
     for (auto& c : k["cgroup_controllers"]) o << " " << c.get<std::string>();
     if (k["cgroup_controllers"].empty()) o << " none";
     o << "\n";

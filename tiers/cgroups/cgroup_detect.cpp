@@ -4,6 +4,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "tiers/cgroups/cgroup_delegation.hpp"
 #include "tiers/cgroups/cgroup_files.hpp"
 #include "tiers/cgroups/cgroup_mounts.hpp"
 
@@ -11,20 +12,56 @@ namespace corral {
 
 using namespace cgroupfs;
 
-// A first, read-only look at the mounts the lease's layout will use (one reading of
-// mountinfo for both); the cgroup lease refines it (delegation, writability).
+namespace {
+
+// Which of memory, pids and cpu `dir`'s cgroup.controllers offers (v2).
+std::vector<std::string> offered_controllers(const std::string& dir) {
+  std::vector<std::string> out;
+  auto offered = words(read_small(dir + "/cgroup.controllers").value_or(""));
+  for (const char* c : {"memory", "pids", "cpu"})
+    if (contains(offered, c)) out.push_back(c);
+  return out;
+}
+
+} // namespace
+
 void detect_cgroups(kernel_features& f) {
-  auto mounts = read_cgroup_mounts();
+  detect_cgroups(f, read_cgroup_mounts(), read_small("/proc/self/cgroup").value_or(""));
+}
+
+// A first look at the mounts the lease's layout will use (one reading of mountinfo for
+// both), changing nothing: runtime::start moves corral into its leaf of a delegated subtree.
+void detect_cgroups(kernel_features& f, const std::vector<cgroup_mount>& mounts, const std::string& proc_self_cgroup) {
+  std::string v2_refusal;  // a v2 mount with controllers that this user may not use
   for (const auto& m : mounts) {
     if (!m.v2) continue;
-    auto offered = words(read_small(m.point + "/cgroup.controllers").value_or(""));
-    for (const char* c : {"memory", "pids", "cpu"})
-      if (contains(offered, c)) f.cgroup_controllers.push_back(c);
-    if (!f.cgroup_controllers.empty()) {
+    auto offered = offered_controllers(m.point);
+    if (offered.empty()) continue;  // hybrid: the controllers are on v1 hierarchies
+    if (cgroup_writable(m.point)) {
       f.cgroup_version = 2;
       f.cgroup_root = m.point;
+      f.cgroup_controllers = offered;
       return;
     }
+    // Not root: the cgroup this process runs in, when it is delegated to this user.
+    auto own = own_v2_cgroup(m, proc_self_cgroup);
+    if (own && *own != m.point && cgroup_writable(*own)) {
+      auto delegated = offered_controllers(*own);
+      if (delegated.empty()) {
+        f.cgroup_error = "the cgroup v2 subtree " + *own + " is delegated to uid " + std::to_string(::geteuid()) +
+                         " but offers none of memory, pids and cpu (its parent enables none for it; "
+                         "systemd: DelegateControllers=memory pids cpu)";
+        return;
+      }
+      f.cgroup_version = 2;
+      f.cgroup_root = *own;
+      f.cgroup_delegated = true;
+      f.cgroup_controllers = delegated;
+      return;
+    }
+    v2_refusal = "cgroup v2 at " + m.point + " is not writable by uid " + std::to_string(::geteuid()) +
+                 ", and the cgroup this process runs in (" + (own ? *own : std::string("not found")) +
+                 ") is not delegated to it";
   }
   // v1 (or hybrid, whose cgroup2 mount carries no controllers): a writable hierarchy per
   // controller.
@@ -52,7 +89,9 @@ void detect_cgroups(kernel_features& f) {
   // (the usual case for a non-root user on v1), or none at all.
   std::string listed;
   for (auto& p : read_only) listed += (listed.empty() ? "" : ", ") + p;
-  if (!read_only.empty())
+  if (!v2_refusal.empty())
+    f.cgroup_error = v2_refusal;
+  else if (!read_only.empty())
     f.cgroup_error = "the cgroup v1 hierarchies (" + listed + ") are mounted but not writable by uid " +
                      std::to_string(::geteuid()) + ", and cgroup v1 cannot be delegated to a user";
   else

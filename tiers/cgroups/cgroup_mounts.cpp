@@ -45,6 +45,7 @@ std::vector<cgroup_mount> parse_cgroup_mounts(const std::string& mountinfo) {
     const std::string& type = sep[1];
     if (type != "cgroup" && type != "cgroup2") continue;
     cgroup_mount m;
+    m.root = unescape(f[3]);
     m.point = unescape(f[4]);
     m.v2 = type == "cgroup2";
     if (!m.v2) {

@@ -11,6 +11,7 @@ struct cgroup_mount {
   std::string point;                     // where it is mounted, unescaped
   bool v2 = false;                       // cgroup2 (unified) rather than a v1 hierarchy
   std::vector<std::string> controllers;  // v1: from the super options (cpu, cpuacct, ...)
+  std::string root = "/";                // the cgroup shown at `point` (mountinfo's root field)
 };
 
 // Every cgroup and cgroup2 mount of this mount namespace, from /proc/self/mountinfo.

@@ -1,0 +1,191 @@
+// A user who is not root runs the default tier on cgroup v2 when a subtree is delegated to
+// it, as systemd's Delegate=yes does. The test plays systemd: it makes a cgroup below the v2
+// root that uid 65534 owns, starts `corral run` as that user inside it, and checks from
+// outside that corral moved into its leaf, held the execution to its memory limit in a
+// cgroup below the delegated one, and left no execution cgroup behind.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <grp.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/runtime_fixture.hpp"
+#include "tiers/cgroups/cgroup_delegation.hpp"
+#include "tiers/cgroups/cgroup_files.hpp"
+#include "tiers/cgroups/cgroup_mounts.hpp"
+#include "tiers/kernel_features.hpp"
+
+using namespace corral;
+using namespace corral::testing;
+
+namespace {
+
+constexpr uid_t kUser = 65534;
+
+// The cgroup2 mount whose root offers memory, pids and cpu (a pure v2 machine), or "".
+std::string v2_root_with_controllers() {
+  for (auto& m : read_cgroup_mounts()) {
+    if (!m.v2 || m.root != "/") continue;
+    auto offered = cgroupfs::words(cgroupfs::read_small(m.point + "/cgroup.controllers").value_or(""));
+    if (cgroupfs::contains(offered, "memory") && cgroupfs::contains(offered, "pids") &&
+        cgroupfs::contains(offered, "cpu"))
+      return m.point;
+  }
+  return "";
+}
+
+// Why this machine cannot run the delegation test, or "".
+std::string delegation_problem() {
+  if (::geteuid() != 0) return "needs root to delegate a cgroup to another uid";
+  if (v2_root_with_controllers().empty())
+    return "no cgroup2 mount here offers memory, pids and cpu (cgroup v1 or hybrid: the controllers are on v1 "
+           "hierarchies, which cannot be delegated)";
+  if (::access(CORRAL_TEST_CLI, X_OK) != 0) return std::string("no CLI at ") + CORRAL_TEST_CLI;
+  return "";
+}
+
+// Plays systemd's Delegate=yes: a cgroup below the v2 root owned by kUser, with the
+// controllers enabled for it; removed (with what corral made in it) by the destructor.
+struct delegated_cgroup {
+  std::string v2 = v2_root_with_controllers();
+  std::string dir = v2 + "/corral-delegation-test-" + std::to_string(::getpid());
+  std::vector<std::string> enabled;  // controllers this test enabled at the root, to undo
+
+  delegated_cgroup() {
+    auto on = cgroupfs::words(cgroupfs::read_small(v2 + "/cgroup.subtree_control").value_or(""));
+    for (const char* c : {"memory", "pids", "cpu"}) {
+      if (cgroupfs::contains(on, c)) continue;
+      REQUIRE(cgroupfs::write_small(v2 + "/cgroup.subtree_control", std::string("+") + c) == 0);
+      enabled.push_back(c);
+    }
+    REQUIRE(::mkdir(dir.c_str(), 0755) == 0);
+    for (const char* f : {"", "/cgroup.procs", "/cgroup.subtree_control", "/cgroup.threads"})
+      REQUIRE(::chown((dir + f).c_str(), kUser, kUser) == 0);
+  }
+  ~delegated_cgroup() {
+    // Deepest first: the executions' dirs (none, if corral cleaned up), corral/, the leaf.
+    for (auto& e : entries(dir + "/corral")) ::rmdir((dir + "/corral/" + e).c_str());
+    ::rmdir((dir + "/corral").c_str());
+    ::rmdir((dir + "/" + kRuntimeLeaf).c_str());
+    ::rmdir(dir.c_str());
+    for (auto& c : enabled) cgroupfs::write_small(v2 + "/cgroup.subtree_control", "-" + c);
+  }
+  // The child cgroups (directories) of `sub`.
+  std::vector<std::string> children(const std::string& sub) const {
+    std::vector<std::string> out;
+    for (auto& e : entries(sub)) {
+      struct stat st {};
+      if (::stat((sub + "/" + e).c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out.push_back(e);
+    }
+    return out;
+  }
+};
+
+struct ran {
+  int status = -1;
+  std::string out, err;
+};
+
+// `corral run ARGS` as kUser, started inside `cg` (the parent moves the child there before
+// it execs, as systemd starts a unit's process in its cgroup); bounded to 60 s.
+ran run_as_user_in(const delegated_cgroup& cg, const temp_dir& home, std::vector<std::string> args) {
+  int go[2], out[2];
+  REQUIRE(::pipe2(go, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(out, O_CLOEXEC) == 0);
+  std::string err_file = home / "stderr";
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    char b;
+    if (::read(go[0], &b, 1) != 1) ::_exit(90);
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(kUser, kUser, kUser) != 0 || ::setresuid(kUser, kUser, kUser) != 0)
+      ::_exit(91);
+    int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (err < 0 || ::dup2(out[1], 1) < 0 || ::dup2(err, 2) < 0 || ::chdir(home.path().c_str()) != 0) ::_exit(92);
+    ::setenv("HOME", home.path().c_str(), 1);
+    ::setenv("XDG_RUNTIME_DIR", home.path().c_str(), 1);
+    std::vector<char*> argv{const_cast<char*>("corral"), const_cast<char*>("run")};
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(CORRAL_TEST_CLI, argv.data());
+    ::_exit(93);
+  }
+  ::close(go[0]);
+  ::close(out[1]);
+  CHECK(cgroupfs::write_small(cg.dir + "/cgroup.procs", std::to_string(pid)) == 0);
+  REQUIRE(::write(go[1], "g", 1) == 1);
+  ::close(go[1]);
+  ran r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  char buf[4096];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{out[0], POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    ssize_t n = ::read(out[0], buf, sizeof buf);
+    if (n <= 0) break;
+    r.out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  if (!eventually([&] { return ::waitpid(pid, &r.status, WNOHANG) == pid; }, std::chrono::seconds(5))) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &r.status, 0);
+    FAIL("corral run as uid 65534 did not end within 60 s");
+  }
+  r.err = read_text(err_file);
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("the delegation test's skip agrees with what corral detects as root", "[cgroup][delegation]") {
+  auto f = detect_kernel_features();
+  auto v2 = v2_root_with_controllers();
+  if (!v2.empty()) {
+    // Root may write the v2 root: corral uses it, not a delegated cgroup.
+    CHECK(f.cgroup_version == 2);
+    CHECK(f.cgroup_root == v2);
+    CHECK_FALSE(f.cgroup_delegated);
+  } else {
+    CHECK(f.cgroup_version != 2);
+    CHECK_THAT(delegation_problem(), Catch::Contains("no cgroup2 mount here offers memory, pids and cpu") ||
+                                         Catch::Contains("needs root"));
+  }
+}
+
+TEST_CASE("a user with a delegated cgroup v2 subtree runs the default tier with its limits", "[cgroup][delegation]") {
+  if (auto problem = delegation_problem(); !problem.empty()) {
+    WARN("skipped: " + problem);
+    return;
+  }
+  delegated_cgroup cg;
+  temp_dir home("corral-delegated-home-");
+  REQUIRE(::chown(home.path().c_str(), kUser, kUser) == 0);
+
+  // An ordinary run: it works, on the landlock tier, as the user.
+  auto hello = run_as_user_in(cg, home, {"--json", "--", "/bin/sh", "-c", "id -u"});
+  INFO(hello.err);
+  REQUIRE(WIFEXITED(hello.status));
+  auto j = nlohmann::json::parse(hello.out);
+  CHECK(j["verdict"] == "exited");
+  CHECK(j["tier"] == "landlock");
+  CHECK(j["stdout"] == "65534\n");
+  // corral moved itself out of the delegated cgroup into its leaf.
+  CHECK(exists(cg.dir + "/" + kRuntimeLeaf));
+
+  // The limit holds: a shell that grows past 64 MiB ends out of memory, in a cgroup below
+  // the delegated one (corral/<id>, removed afterwards).
+  auto hog = run_as_user_in(cg, home, {"--json", "--memory", "64m", "--timeout", "30s", "--", "/bin/sh", "-c",
+                                       "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo ${#x}"});
+  INFO(hog.err);
+  auto k = nlohmann::json::parse(hog.out);
+  CHECK(k["verdict"] == "out_of_memory");
+  CHECK(k["tier"] == "landlock");
+  CHECK(cg.children(cg.dir + "/corral").empty());
+  // Nothing of corral's left in the leaf either: both runs have ended.
+  CHECK(read_text(cg.dir + "/" + kRuntimeLeaf + "/cgroup.procs").find_first_not_of(" \n") == std::string::npos);
+}
