@@ -26,7 +26,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr const char* kSkeleton = "localhost/corral-test-skeleton:latest";
+// Tagged by what it holds: an image of an older layout is never reused.
+constexpr const char* kSkeleton = "localhost/corral-test-skeleton:tmp-1777";
 
 // Docker's default seccomp profile, as written: the Debian package's (podman's) profile
 // less what Docker's refuses without CAP_SYS_ADMIN: unshare, clone with a namespace flag,
@@ -61,6 +62,9 @@ std::string ensure_skeleton(const std::string& dir) {
   for (auto* link : {"bin", "lib", "lib64", "sbin"})
     std::filesystem::create_symlink(std::string("usr/") + link, root + "/" + link);
   for (auto* d : {"usr", "etc", "tmp", "proc", "dev", "sys", "run", "corral", "t"}) std::filesystem::create_directory(root + "/" + d);
+  // runc gives a tmpfs mounted on an existing dir that dir's mode, whatever --tmpfs says:
+  // /tmp must be 1777 here, or the container user cannot write its /tmp (the umask made it 0755).
+  std::filesystem::permissions(root + "/tmp", std::filesystem::perms::all | std::filesystem::perms::sticky_bit);
   std::ofstream(root + "/etc/ld.so.cache").flush();
   std::string cmd = "tar -C " + root + " -cf - . | podman import -q - " + kSkeleton + " >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? "" : "podman import of the skeleton image failed";
