@@ -61,7 +61,11 @@ expected<std::string> prepare_state_dir(std::string dir) {
   for (auto& sub : {std::string(), std::string("/scratch"), std::string("/leases")}) {
     auto path = dir + sub;
     if (::mkdir(path.c_str(), 0700) < 0 && errno != EEXIST)
-      return make_failure(failure_kind::internal, "mkdir " + path + ": " + std::strerror(errno));
+      return make_failure(failure_kind::internal,
+                          "corral's state dir: mkdir " + path + ": " + std::strerror(errno) +
+                              (::geteuid() == 0 ? std::string()
+                                                : "; set XDG_RUNTIME_DIR to a directory this user owns (corral "
+                                                  "uses $XDG_RUNTIME_DIR/corral, else /tmp/corral-UID)"));
     struct stat st {};
     // Searchable by others (0711) is allowed above the scratch dirs: a root runtime's
     // contained tier runs its programs as nobody, who must reach their own scratch dir by
