@@ -18,6 +18,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "actors/exec_streaming.hpp"
+
 #include "runtime_fixture.hpp"
 #include "tiers/cgroups/cgroup_set.hpp"
 #include "tiers/external/container_tier.hpp"
@@ -53,10 +55,15 @@ std::string fake_engine(const temp_dir& dir, const std::string& run_body) {
                          "  info) exit 0 ;;\n"
                          "  rm) exit 0 ;;\n"
                          "  run)\n"
-                         "    envfile=\n"
+                         "    envfile=; parent=\n"
                          "    while [ $# -gt 0 ] && [ \"$1\" != fake-image ]; do\n"
-                         "      case $1 in --env-file=*) envfile=${1#--env-file=} ;; esac; shift; done\n"
+                         "      case $1 in --env-file=*) envfile=${1#--env-file=} ;;\n"
+                         "        --cgroup-parent=*) parent=${1#--cgroup-parent=} ;; esac; shift; done\n"
                          "    shift\n"
+                         // As podman puts the container below --cgroup-parent (the lease's
+                         // cgroups, whose kill-all ends it), the fake puts its "container" there.
+                         "    if [ -n \"$parent\" ]; then for m in /sys/fs/cgroup /sys/fs/cgroup/*; do\n"
+                         "      [ -w \"$m$parent/cgroup.procs\" ] && echo $$ > \"$m$parent/cgroup.procs\"; done; fi\n"
                          << run_body << "\n"
                          "    ;;\n"
                          "esac\n"
@@ -255,10 +262,14 @@ TEST_CASE("the container argv carries the whole boundary and its cleanup", "[con
   CHECK(std::vector<std::string>(a.end() - 4, a.end()) == std::vector<std::string>{"fake-image", "sh", "-c", "echo hi"});
   for (auto& e : plan->spec.envp) CHECK(e.find("GIVEN") == std::string::npos);
   CHECK(read_text(priv + "/env") == "GIVEN=a value\n");
-  REQUIRE(plan->spec.cleanup.size() == 2);
-  CHECK(plan->spec.cleanup[0] ==
+  // The engine's --rm removes the container when its CLI ends on its own; `rm -f` only
+  // when it did not (killed, asked to end, or an engine failure).
+  CHECK(std::find(a.begin(), a.end(), "--rm") != a.end());
+  REQUIRE(plan->spec.cleanup_unless_exited.size() == 1);
+  CHECK(plan->spec.cleanup_unless_exited[0] ==
         std::vector<std::string>{p.container.engine, "--runtime=runc", "--cgroup-manager=cgroupfs", "rm", "-f", name});
-  CHECK(plan->spec.cleanup[1].back() == priv);
+  REQUIRE(plan->spec.cleanup.size() == 1);
+  CHECK(plan->spec.cleanup[0].back() == priv);
   std::filesystem::remove_all(priv);
 
   // runc init's own tasks count against the pids limit: a limit it cannot start under is
@@ -286,17 +297,38 @@ TEST_CASE("the container is removed on exit and on timeout", "[container][cleanu
   auto engine = fake_engine(dir, "echo $$ > " + pidfile + "; cat \"$envfile\" > " + dir / "env-seen" +
                                      "; exec \"$@\"");
   test_runtime t(fake_profile(engine), false);
-  SECTION("exit") {
-    exec_request r = program({"/bin/echo", "hi"});
+  // The run call's container name, and whether `rm -f NAME` came after it.
+  auto removal = [&] {
+    auto log = calls(dir);
+    auto run = std::find_if(log.begin(), log.end(), [](auto& c) {
+      return c.find("run ") != std::string::npos && c.find("corral-preflight-") == std::string::npos;
+    });
+    REQUIRE(run != log.end());
+    auto name = name_in(*run);
+    REQUIRE_FALSE(name.empty());
+    return std::make_pair(name, std::find(run, log.end(), "rm -f " + name) != log.end() &&
+                                    log.back() == "rm -f " + name);
+  };
+  SECTION("exit: the engine's own --rm removed it, no second removal") {
+    exec_request r = program({"/bin/sh", "-c", "echo hi; exit 3"});
     r.env["GIVEN"] = "yes";
     auto res = t.run(r);
     REQUIRE(res);
     CHECK(res->how == verdict::exited);
+    CHECK(res->exit_code == 3);
     CHECK(res->out.data == "hi\n");
     CHECK(res->tier == "container");
     CHECK(read_text(dir / "env-seen") == "GIVEN=yes\n");
+    CHECK_FALSE(removal().second);
   }
-  SECTION("timeout") {
+  SECTION("an engine failure (125 and up): removed") {
+    exec_request r = program({"/bin/sh", "-c", "exit 125"});
+    auto res = t.run(r);
+    REQUIRE(res);
+    CHECK(res->exit_code == 125);
+    CHECK(removal().second);
+  }
+  SECTION("timeout: killed before its --rm could run, so removed") {
     exec_request r = program({"/bin/sleep", "60"});
     r.timeout = 1s;
     auto res = t.run(r);
@@ -305,15 +337,22 @@ TEST_CASE("the container is removed on exit and on timeout", "[container][cleanu
     long pid = read_pid(pidfile);
     REQUIRE(pid > 0);
     CHECK(::kill(static_cast<pid_t>(pid), 0) != 0);
+    CHECK(removal().second);  // the last call: after the run ended
   }
-  auto log = calls(dir);
-  auto run = std::find_if(log.begin(), log.end(), [](auto& c) {
-    return c.find("run ") != std::string::npos && c.find("corral-preflight-") == std::string::npos;
-  });
-  REQUIRE(run != log.end());
-  auto name = name_in(*run);
-  REQUIRE_FALSE(name.empty());
-  CHECK(log.back() == "rm -f " + name);  // the last call: after the run ended
+  SECTION("cancelled: removed") {
+    exec_request r = program({"/bin/sleep", "60"});
+    r.timeout = 30s;
+    exec_control control;
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(500ms);
+      control.cancel();
+    });
+    auto res = t.rt->exec(r, output_callbacks{}, &control);
+    canceller.join();
+    REQUIRE(res);
+    CHECK(res->how == verdict::cancelled);
+    CHECK(removal().second);
+  }
   for (auto& e : entries(t.state.path() + "/state/scratch")) CHECK(e.find(".container") == std::string::npos);
 }
 

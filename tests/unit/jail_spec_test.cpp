@@ -25,6 +25,7 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   s.landlock_rules.push_back({"/usr", false});
   s.seccomp_kill = true;
   s.cleanup = {{"/usr/bin/runsc", "delete", "--force", "id"}, {"/bin/rm", "-rf", "--", "/x y"}};
+  s.cleanup_unless_exited = {{"/usr/bin/podman", "rm", "-f", "c1"}};
   auto back = parse_jail_spec(serialize(s));
   REQUIRE(back);
   CHECK(back->mode == jail_mode::jail);
@@ -42,6 +43,7 @@ TEST_CASE("a jail spec survives serialization unchanged", "[jail_spec]") {
   CHECK(back->landlock_rules.at(0).path == "/usr");
   CHECK(back->seccomp_kill);
   CHECK(back->cleanup == s.cleanup);
+  CHECK(back->cleanup_unless_exited == s.cleanup_unless_exited);
 }
 
 TEST_CASE("a truncated or corrupt jail spec is rejected, never half-applied", "[jail_spec]") {

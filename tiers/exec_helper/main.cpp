@@ -84,7 +84,9 @@ int main(int argc, char** argv) {
   // survives it to run the cleanup and report.
   corral::helper::pre_exec_hook join;
   if (!spec->cgroup_procs.empty()) join = [&] { return corral::helper::join_cgroups(*spec); };
-  int rc = corral::helper::supervise_target(*spec, join);
+  corral::helper::target_ending ending;
+  int rc = corral::helper::supervise_target(*spec, join, nullptr, &ending);
+  if (!ending.by_itself) corral::helper::run_cleanup(spec->cleanup_unless_exited, kCleanupBound);
   corral::helper::run_cleanup(spec->cleanup, kCleanupBound);
   return rc;
 }

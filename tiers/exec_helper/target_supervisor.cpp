@@ -156,7 +156,8 @@ void release_stdio() {
   if (null_fd > 2) ::close(null_fd);
 }
 
-int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker) {
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker,
+                     target_ending* ending) {
   sigset_t set = supervised_signals();
   sigprocmask(SIG_BLOCK, &set, nullptr);
   const bool in_own_pid_namespace = ::getpid() == 1;
@@ -200,8 +201,15 @@ int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, co
     phase_deadline = clock::now() + kKillBound;
   };
 
+  bool ending_seen = false;
   for (;;) {
     bool no_children = reap(target, target_status, target_reaped);
+    if (target_reaped && !ending_seen) {
+      ending_seen = true;
+      if (ending)
+        ending->by_itself = now == phase::running && !terminated && WIFEXITED(target_status) &&
+                            WEXITSTATUS(target_status) < 125;
+    }
     if (no_children) break;
     // In a workspace, asked to: what the program leaves behind lives on in the workspace
     // (it reparents to the holder's init once this process exits).

@@ -23,9 +23,17 @@ void release_stdio();
 
 class connect_broker;
 
+// How the target ended, for the cleanup that only a killed engine needs.
+struct target_ending {
+  // It exited on its own with a status below 125 while running: neither killed, nor asked
+  // to end, nor an engine's own failure (125 and up).
+  bool by_itself = false;
+};
+
 // Returns the helper's own exit code. Writes `started` and, at the very end, `exited`.
 // With a broker (the contained tier's egress allow-list), its notifications are answered
-// while the target runs.
-int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker = nullptr);
+// while the target runs. `ending`, when given, says how the target ended.
+int supervise_target(const jail_spec& spec, const pre_exec_hook& before_exec, connect_broker* broker = nullptr,
+                     target_ending* ending = nullptr);
 
 } // namespace corral::helper

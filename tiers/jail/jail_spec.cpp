@@ -6,8 +6,8 @@ namespace corral {
 
 namespace {
 
-constexpr char kMagic[] = "CRJS6";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts;
-                                    // 5: hold and enter modes; 6: contained mode
+constexpr char kMagic[] = "CRJS7";  // 2: outside uid/gid; 3: cleanup commands; 4: hidden and idmapped mounts;
+                                    // 5: hold and enter modes; 6: contained mode; 7: cleanup unless exited
 // A spec is a few KiB; this bound stops a corrupt length from allocating gigabytes.
 constexpr std::uint32_t kMaxField = 16u * 1024 * 1024;
 
@@ -95,6 +95,8 @@ std::string serialize(const jail_spec& s) {
   w.boolean(s.controlling_tty);
   w.u32(static_cast<std::uint32_t>(s.cleanup.size()));
   for (auto& c : s.cleanup) w.strs(c);
+  w.u32(static_cast<std::uint32_t>(s.cleanup_unless_exited.size()));
+  for (auto& c : s.cleanup_unless_exited) w.strs(c);
   w.boolean(s.share_network);
   w.str(s.hostname);
   w.u32(static_cast<std::uint32_t>(s.mounts.size()));
@@ -155,6 +157,8 @@ expected<jail_spec> parse_jail_spec(const std::string& bytes) {
   s.controlling_tty = r.boolean();
   auto ncleanup = r.u32();
   for (std::uint32_t i = 0; i < ncleanup && r.ok() && i < kMaxField; ++i) s.cleanup.push_back(r.strs());
+  auto nunless = r.u32();
+  for (std::uint32_t i = 0; i < nunless && r.ok() && i < kMaxField; ++i) s.cleanup_unless_exited.push_back(r.strs());
   s.share_network = r.boolean();
   s.hostname = r.str();
   auto nmounts = r.u32();

@@ -103,6 +103,10 @@ struct jail_spec {
   // Host mode: commands the helper runs, in order, after the target and every descendant
   // are gone (an external runtime's state outside the process tree), each bounded.
   std::vector<std::vector<std::string>> cleanup;
+  // Run before `cleanup`, only when the target did not end by itself (killed, asked to end,
+  // or an exit status of 125 and up, an engine's own failure): what an engine removes on
+  // its own way out (podman run --rm) but not when it is killed.
+  std::vector<std::vector<std::string>> cleanup_unless_exited;
 
   // --- jail mode only ---
   bool share_network = false;     // false: an empty network namespace
