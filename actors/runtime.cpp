@@ -131,6 +131,8 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
     // why (fail closed: nothing runs without the limits).
     if (auto moved = enter_runtime_leaf(p->features.cgroup_root, ::getpid()); !moved) {
       p->features.cgroup_version = 0;
+      p->features.cgroup_root.clear();
+      p->features.cgroup_delegated = false;
       p->features.cgroup_controllers.clear();
       p->features.cgroup_error = moved.error().message;
     }

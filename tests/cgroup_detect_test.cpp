@@ -165,10 +165,29 @@ TEST_CASE("a user finds the cgroup v2 subtree delegated to it, and is told when 
   auto bare = as_nobody([&] { return detected(mounts, "0::/user.slice/bare.scope\n"); });
   CHECK_THAT(bare, Catch::StartsWith("0\n"));
   CHECK_THAT(bare, Catch::Contains("offers none of memory, pids and cpu"));
-  CHECK_THAT(bare, Catch::Contains("DelegateControllers="));
+  CHECK_THAT(bare, Catch::Contains("Delegate=memory pids cpu"));
   // The mount's root itself is never taken as delegated.
   auto at_root = as_nobody([&] { return detected(mounts, "0::/\n"); });
   CHECK_THAT(at_root, Catch::StartsWith("0\n"));
+  // A second runtime in the same process runs in the leaf the first made (owned by the
+  // user, as corral made it): the leaf's parent is still the cgroup to use.
+  t.make(t.root + "/user.slice/corral.scope/" + kRuntimeLeaf, "", true);
+  CHECK(as_nobody([&] { return detected(mounts, "0::/user.slice/corral.scope/corral-runtime\n"); }) ==
+        "2\n" + t.root + "/user.slice/corral.scope\ndelegated\nmemory pids\n");
+}
+
+TEST_CASE("root in a container's cgroup namespace runs in the cgroup it uses, so it moves into a leaf", "[cgroup]") {
+  if (::geteuid() != 0) { WARN("skipped: needs root"); return; }
+  fake_v2_tree t;
+  auto mounts = t.mounts();
+  // The hierarchy's real root (no cgroup.type): corral uses it and stays where it is.
+  CHECK(detected(mounts, "0::/\n") == "2\n" + t.root + "\n-\nmemory pids cpu\n");
+  // A namespace root is a cgroup like any other (it has cgroup.type): corral runs in it.
+  fake_v2_tree::write(t.root + "/cgroup.type", "domain\n");
+  CHECK(detected(mounts, "0::/\n") == "2\n" + t.root + "\ndelegated\nmemory pids cpu\n");
+  CHECK(detected(mounts, "0::/" + std::string(kRuntimeLeaf) + "\n") == "2\n" + t.root + "\ndelegated\nmemory pids cpu\n");
+  // Elsewhere in the hierarchy: not the cgroup corral runs in.
+  CHECK(detected(mounts, "0::/user.slice\n") == "2\n" + t.root + "\n-\nmemory pids cpu\n");
 }
 
 TEST_CASE("corral moves itself into its leaf of the delegated cgroup, and never moves another process", "[cgroup]") {

@@ -5,6 +5,7 @@
 // cgroup below the delegated one, and left no execution cgroup behind.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <fcntl.h>
 #include <grp.h>
 #include <nlohmann/json.hpp>
@@ -38,24 +39,65 @@ std::string v2_root_with_controllers() {
   return "";
 }
 
+// What kUser lacks to run the landlock tier apart from cgroups (user namespaces, Landlock,
+// the binaries within reach), or "": asked in a child that has become kUser.
+std::string user_problem() {
+  int fds[2];
+  if (::pipe(fds) != 0) return "pipe failed";
+  pid_t pid = ::fork();
+  if (pid < 0) return "fork failed";
+  if (pid == 0) {
+    ::close(fds[0]);
+    std::string why;
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(kUser, kUser, kUser) != 0 || ::setresuid(kUser, kUser, kUser) != 0)
+      why = "cannot become uid 65534";
+    else if (::access(CORRAL_TEST_CLI, X_OK) != 0 || ::access(CORRAL_TEST_HELPER, X_OK) != 0)
+      why = "uid 65534 cannot execute " + std::string(CORRAL_TEST_CLI) + " and its helper (a directory above is closed)";
+    else if (auto f = detect_kernel_features(); !f.user_namespaces)
+      why = "uid 65534 cannot make user namespaces here: " + f.user_namespace_error;
+    else if (f.landlock_abi == 0)
+      why = "no Landlock: " + f.landlock_error;
+    (void)!::write(fds[1], why.data(), why.size());
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string why;
+  char buf[512];
+  pollfd p{fds[0], POLLIN, 0};
+  while (::poll(&p, 1, 20000) > 0) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    why.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  ::kill(pid, SIGKILL);  // a no-op when it finished
+  ::waitpid(pid, nullptr, 0);
+  return why;
+}
+
 // Why this machine cannot run the delegation test, or "".
 std::string delegation_problem() {
   if (::geteuid() != 0) return "needs root to delegate a cgroup to another uid";
-  if (v2_root_with_controllers().empty())
+  auto v2 = v2_root_with_controllers();
+  if (v2.empty())
     return "no cgroup2 mount here offers memory, pids and cpu (cgroup v1 or hybrid: the controllers are on v1 "
            "hierarchies, which cannot be delegated)";
-  if (::access(CORRAL_TEST_CLI, X_OK) != 0) return std::string("no CLI at ") + CORRAL_TEST_CLI;
-  return "";
+  // In a cgroup namespace the mount shows a cgroup holding this test: its children may not
+  // get controllers while it does (the hierarchy's real root has no cgroup.type).
+  if (cgroupfs::exists(v2 + "/cgroup.type"))
+    return v2 + " is a cgroup namespace's root, not the hierarchy's: this test cannot delegate below it";
+  return user_problem();
 }
 
 // Plays systemd's Delegate=yes: a cgroup below the v2 root owned by kUser, with the
 // controllers enabled for it; removed (with what corral made in it) by the destructor.
 struct delegated_cgroup {
   std::string v2 = v2_root_with_controllers();
-  std::string dir = v2 + "/corral-delegation-test-" + std::to_string(::getpid());
+  std::string dir;
   std::vector<std::string> enabled;  // controllers this test enabled at the root, to undo
 
-  delegated_cgroup() {
+  explicit delegated_cgroup(const std::string& name)
+      : dir(v2 + "/corral-delegation-test-" + std::to_string(::getpid()) + "-" + name) {
     auto on = cgroupfs::words(cgroupfs::read_small(v2 + "/cgroup.subtree_control").value_or(""));
     for (const char* c : {"memory", "pids", "cpu"}) {
       if (cgroupfs::contains(on, c)) continue;
@@ -67,12 +109,18 @@ struct delegated_cgroup {
       REQUIRE(::chown((dir + f).c_str(), kUser, kUser) == 0);
   }
   ~delegated_cgroup() {
-    // Deepest first: the executions' dirs (none, if corral cleaned up), corral/, the leaf.
-    for (auto& e : entries(dir + "/corral")) ::rmdir((dir + "/corral/" + e).c_str());
-    ::rmdir((dir + "/corral").c_str());
-    ::rmdir((dir + "/" + kRuntimeLeaf).c_str());
-    ::rmdir(dir.c_str());
+    // Whatever is left in it (a corral killed at the bound leaves its jail) is killed, then
+    // the tree goes deepest first.
+    cgroupfs::write_small(dir + "/cgroup.kill", "1");
+    eventually([&] {
+      return cgroupfs::read_small(dir + "/cgroup.events").value_or("").find("populated 1") == std::string::npos;
+    });
+    remove_tree(dir);
     for (auto& c : enabled) cgroupfs::write_small(v2 + "/cgroup.subtree_control", "-" + c);
+  }
+  void remove_tree(const std::string& d) const {
+    for (auto& child : children(d)) remove_tree(d + "/" + child);
+    ::rmdir(d.c_str());
   }
   // The child cgroups (directories) of `sub`.
   std::vector<std::string> children(const std::string& sub) const {
@@ -100,6 +148,8 @@ ran run_as_user_in(const delegated_cgroup& cg, const temp_dir& home, std::vector
   pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    ::close(go[1]);  // else a parent that failed before writing would leave it waiting forever
+    ::close(out[0]);
     char b;
     if (::read(go[0], &b, 1) != 1) ::_exit(90);
     if (::setgroups(0, nullptr) != 0 || ::setresgid(kUser, kUser, kUser) != 0 || ::setresuid(kUser, kUser, kUser) != 0)
@@ -116,8 +166,16 @@ ran run_as_user_in(const delegated_cgroup& cg, const temp_dir& home, std::vector
   }
   ::close(go[0]);
   ::close(out[1]);
-  CHECK(cgroupfs::write_small(cg.dir + "/cgroup.procs", std::to_string(pid)) == 0);
-  REQUIRE(::write(go[1], "g", 1) == 1);
+  // systemd's part: the unit's process starts in its delegated cgroup. Refused, the child
+  // is ended here (its go pipe closes) and the test stops.
+  int moved = cgroupfs::write_small(cg.dir + "/cgroup.procs", std::to_string(pid));
+  if (moved != 0 || ::write(go[1], "g", 1) != 1) {
+    ::close(go[1]);
+    ::close(out[0]);
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    FAIL("could not start the child in " << cg.dir << ": " << std::strerror(moved));
+  }
   ::close(go[1]);
   ran r;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -162,11 +220,13 @@ TEST_CASE("a user with a delegated cgroup v2 subtree runs the default tier with 
     WARN("skipped: " + problem);
     return;
   }
-  delegated_cgroup cg;
   temp_dir home("corral-delegated-home-");
   REQUIRE(::chown(home.path().c_str(), kUser, kUser) == 0);
 
-  // An ordinary run: it works, on the landlock tier, as the user.
+  // An ordinary run: it works, on the landlock tier, as the user. Each run gets a cgroup
+  // of its own, as each systemd-run scope does: once corral has enabled controllers in one,
+  // no process may be put into it.
+  delegated_cgroup cg("hello");
   auto hello = run_as_user_in(cg, home, {"--json", "--", "/bin/sh", "-c", "id -u"});
   INFO(hello.err);
   REQUIRE(WIFEXITED(hello.status));
@@ -179,13 +239,14 @@ TEST_CASE("a user with a delegated cgroup v2 subtree runs the default tier with 
 
   // The limit holds: a shell that grows past 64 MiB ends out of memory, in a cgroup below
   // the delegated one (corral/<id>, removed afterwards).
-  auto hog = run_as_user_in(cg, home, {"--json", "--memory", "64m", "--timeout", "30s", "--", "/bin/sh", "-c",
-                                       "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo ${#x}"});
+  delegated_cgroup cg2("hog");
+  auto hog = run_as_user_in(cg2, home, {"--json", "--memory", "64m", "--timeout", "30s", "--", "/bin/sh", "-c",
+                                        "x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo ${#x}"});
   INFO(hog.err);
   auto k = nlohmann::json::parse(hog.out);
   CHECK(k["verdict"] == "out_of_memory");
   CHECK(k["tier"] == "landlock");
-  CHECK(cg.children(cg.dir + "/corral").empty());
-  // Nothing of corral's left in the leaf either: both runs have ended.
-  CHECK(read_text(cg.dir + "/" + kRuntimeLeaf + "/cgroup.procs").find_first_not_of(" \n") == std::string::npos);
+  CHECK(cg2.children(cg2.dir + "/corral").empty());
+  // Nothing of corral's left in its leaf either: the run has ended.
+  CHECK(read_text(cg2.dir + "/" + kRuntimeLeaf + "/cgroup.procs").find_first_not_of(" \n") == std::string::npos);
 }

@@ -16,7 +16,9 @@ struct kernel_features {
   bool pidfd = false;              // pidfd_open (Linux 5.3+)
   int cgroup_version = 0;          // 2: unified with delegated controllers; 1: v1 hierarchies; 0: none
   std::string cgroup_root;         // where corral creates its cgroups (v2) or the v1 mount root
-  bool cgroup_delegated = false;   // v2: cgroup_root is corral's own cgroup, delegated to this user
+  // v2: cgroup_root is the cgroup corral runs in (delegated to this user, or a container's
+  // cgroup-namespace root): runtime::start moves corral into a leaf of it first.
+  bool cgroup_delegated = false;
   std::vector<std::string> cgroup_controllers;  // usable controllers: memory, pids, cpu
   std::string cgroup_error;
 };

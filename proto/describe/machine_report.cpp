@@ -90,7 +90,7 @@ std::string render_machine_report(const nlohmann::json& r) {
     o << "none usable: " << k.value("cgroup_error", std::string()) << "\n";
   } else {
     o << "v" << k["cgroup_version"].get<int>() << " at " << k["cgroup_root"].get<std::string>()
-      << (k.value("cgroup_delegated", false) ? " (delegated to this user)" : "") << ", controllers:";
+      << (k.value("cgroup_delegated", false) ? " (the cgroup corral runs in)" : "") << ", controllers:";
     for (auto& c : k["cgroup_controllers"]) o << " " << c.get<std::string>();
     if (k["cgroup_controllers"].empty()) o << " none";
     o << "\n";

@@ -1,6 +1,7 @@
 #include "tiers/cgroups/cgroup_delegation.hpp"
 
 #include <cerrno>
+#include <fcntl.h>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,9 +32,10 @@ std::optional<std::string> own_v2_cgroup(const cgroup_mount& m, const std::strin
   return std::nullopt;
 }
 
+// AT_EACCESS: the effective ids, which the kernel checks on the writes, not the real ones.
 bool cgroup_writable(const std::string& dir) {
-  return ::access(dir.c_str(), W_OK | X_OK) == 0 && ::access((dir + "/cgroup.procs").c_str(), W_OK) == 0 &&
-         ::access((dir + "/cgroup.subtree_control").c_str(), W_OK) == 0;
+  auto may = [](const std::string& path, int mode) { return ::faccessat(AT_FDCWD, path.c_str(), mode, AT_EACCESS) == 0; };
+  return may(dir, W_OK | X_OK) && may(dir + "/cgroup.procs", W_OK) && may(dir + "/cgroup.subtree_control", W_OK);
 }
 
 status enter_runtime_leaf(const std::string& dir, pid_t self) {
@@ -49,8 +51,8 @@ status enter_runtime_leaf(const std::string& dir, pid_t self) {
     return make_failure(failure_kind::tier_unavailable,
                         "the delegated cgroup " + dir + " also holds processes that are not this corral (pid " +
                             others + "), and cgroup v2 lets a cgroup whose children have controllers hold none: "
-                            "start corral in a scope of its own (`systemd-run --user --scope -p Delegate=yes "
-                            "corral ...`)");
+                            "start corral in a cgroup of its own (`systemd-run --user --scope -p Delegate=yes "
+                            "corral ...`; in a container, corral as its only process)");
   if (!inside) return ok();  // moved already (an earlier runtime of this process)
   std::string leaf = dir + "/" + kRuntimeLeaf;
   if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST) return access_failure("mkdir " + leaf, errno);

@@ -1,6 +1,8 @@
 #include "tiers/cgroups/cgroup_detect.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
 #include <unistd.h>
 #include <vector>
 
@@ -37,20 +39,30 @@ void detect_cgroups(kernel_features& f, const std::vector<cgroup_mount>& mounts,
     if (!m.v2) continue;
     auto offered = offered_controllers(m.point);
     if (offered.empty()) continue;  // hybrid: the controllers are on v1 hierarchies
+    auto own = own_v2_cgroup(m, proc_self_cgroup);
+    // A second runtime in this process finds itself in the leaf the first one made: the
+    // cgroup to use is the leaf's parent.
+    if (own && own->size() > m.point.size() && own->substr(own->rfind('/') + 1) == kRuntimeLeaf) {
+      auto parent = own->substr(0, own->rfind('/'));
+      if (parent == m.point || cgroup_writable(parent)) own = parent;
+    }
     if (cgroup_writable(m.point)) {
       f.cgroup_version = 2;
       f.cgroup_root = m.point;
       f.cgroup_controllers = offered;
+      // In a cgroup namespace (a container's) the mount shows a cgroup like any other (the
+      // hierarchy's real root has no cgroup.type), and corral may be running in it.
+      f.cgroup_delegated = own && *own == m.point && exists(m.point + "/cgroup.type");
       return;
     }
     // Not root: the cgroup this process runs in, when it is delegated to this user.
-    auto own = own_v2_cgroup(m, proc_self_cgroup);
     if (own && *own != m.point && cgroup_writable(*own)) {
       auto delegated = offered_controllers(*own);
       if (delegated.empty()) {
         f.cgroup_error = "the cgroup v2 subtree " + *own + " is delegated to uid " + std::to_string(::geteuid()) +
-                         " but offers none of memory, pids and cpu (its parent enables none for it; "
-                         "systemd: DelegateControllers=memory pids cpu)";
+                         " but offers none of memory, pids and cpu (its parent enables none for it; systemd: "
+                         "Delegate=memory pids cpu on the unit, and for a --user scope the user manager needs "
+                         "them too: a user@.service.d drop-in with the same line)";
         return;
       }
       f.cgroup_version = 2;
@@ -59,8 +71,12 @@ void detect_cgroups(kernel_features& f, const std::vector<cgroup_mount>& mounts,
       f.cgroup_controllers = delegated;
       return;
     }
-    v2_refusal = "cgroup v2 at " + m.point + " is not writable by uid " + std::to_string(::geteuid()) +
-                 ", and the cgroup this process runs in (" + (own ? *own : std::string("not found")) +
+    bool read_only = ::faccessat(AT_FDCWD, (m.point + "/cgroup.procs").c_str(), W_OK, AT_EACCESS) != 0 && errno == EROFS;
+    v2_refusal = "cgroup v2 at " + m.point +
+                 (read_only ? std::string(" is mounted read-only")
+                            : " is not writable by uid " + std::to_string(::geteuid())) +
+                 ", and the cgroup this process runs in (" +
+                 (own ? *own : "not visible under " + m.point + ": another cgroup namespace, or a mount of another subtree") +
                  ") is not delegated to it";
   }
   // v1 (or hybrid, whose cgroup2 mount carries no controllers): a writable hierarchy per
