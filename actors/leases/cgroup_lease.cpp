@@ -55,9 +55,6 @@ struct cgroup_lease_state {
   // A freeze waiting for the kernel (one at a time: the holder asks one at a time).
   std::optional<caf::typed_response_promise<lease_done>> freeze_reply;
   clock_type::time_point freeze_deadline;
-  // The counters, taken once the set emptied and before a removal is first tried: they
-  // vanish with the cgroups.
-  std::optional<lease_report> final_counters;
 
   static inline const char* name = "cgroup_lease";
 
@@ -81,7 +78,7 @@ struct cgroup_lease_state {
 
   lease_report release(bool emptied) {
     if (!set) return lease_report{};
-    auto report = final_counters ? *final_counters : counters_now();
+    auto report = counters_now();
     phase = lease_phase::done;
     if (!emptied) {
       spdlog::warn("cgroup lease {}: processes survived SIGKILL; cgroups and record kept for the next sweep",
@@ -107,10 +104,6 @@ struct cgroup_lease_state {
       set->kill_all();
       std::this_thread::sleep_for(milliseconds(1));
     }
-    // An emptied v1 cgroup can refuse rmdir (EBUSY) for a moment while its last task is
-    // torn down: retried within the same bound, so the sweep is not left to do it.
-    if (emptied) final_counters = counters_now();
-    while (emptied && !set->remove() && clock_type::now() < until) std::this_thread::sleep_for(milliseconds(1));
     release(emptied);
   }
 };
@@ -157,15 +150,6 @@ void finish_step(self_ptr self) {
     st.set->kill_all();
     schedule_kill(self, kFinishTick);
     return;
-  }
-  // Emptied, a v1 cgroup can still refuse rmdir (EBUSY) while its last task is torn down:
-  // asked again until the deadline rather than left for the next start's sweep.
-  if (emptied && clock_type::now() < st.finish_deadline) {
-    if (!st.final_counters) st.final_counters = st.counters_now();
-    if (!st.set->remove()) {
-      schedule_kill(self, kFinishTick);
-      return;
-    }
   }
   st.finish_reply.deliver(st.release(emptied));
   self->quit();
