@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config/profile.hpp"
+#include "tests/as_nobody.hpp"
 #include "tests/runtime_fixture.hpp"
 #include "tiers/cgroups/cgroup_delegation.hpp"
 #include "tiers/cgroups/cgroup_detect.hpp"
@@ -20,6 +21,7 @@
 #include "tiers/kernel_features.hpp"
 
 using namespace corral;
+using corral::testing::as_nobody;
 
 namespace {
 
@@ -27,40 +29,6 @@ struct seen {
   int version = -1;
   std::string error, landlock;
 };
-
-// Forks, drops to uid/gid 65534, runs `fn` there; its answer comes back over a pipe (20 s
-// bound).
-std::string as_nobody(const std::function<std::string()>& fn) {
-  int fds[2];
-  REQUIRE(::pipe(fds) == 0);
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    ::close(fds[0]);
-    if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
-      ::_exit(2);
-    std::string out = fn();
-    (void)!::write(fds[1], out.data(), out.size());
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string got;
-  char buf[4096];
-  for (;;) {
-    pollfd p{fds[0], POLLIN, 0};
-    if (::poll(&p, 1, 20000) <= 0) break;
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    got.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  ::kill(pid, SIGKILL);  // a no-op when it finished
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  REQUIRE(WIFEXITED(status));
-  REQUIRE(WEXITSTATUS(status) == 0);
-  return got;
-}
 
 // The detection and the landlock tier's verdict as uid 65534 sees them.
 seen detect_as_nobody() {

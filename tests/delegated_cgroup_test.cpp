@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tests/as_nobody.hpp"
 #include "tests/runtime_fixture.hpp"
 #include "tiers/cgroups/cgroup_delegation.hpp"
 #include "tiers/cgroups/cgroup_files.hpp"
@@ -42,37 +43,14 @@ std::string v2_root_with_controllers() {
 // What kUser lacks to run the landlock tier apart from cgroups (user namespaces, Landlock,
 // the binaries within reach), or "": asked in a child that has become kUser.
 std::string user_problem() {
-  int fds[2];
-  if (::pipe(fds) != 0) return "pipe failed";
-  pid_t pid = ::fork();
-  if (pid < 0) return "fork failed";
-  if (pid == 0) {
-    ::close(fds[0]);
-    std::string why;
-    if (::setgroups(0, nullptr) != 0 || ::setresgid(kUser, kUser, kUser) != 0 || ::setresuid(kUser, kUser, kUser) != 0)
-      why = "cannot become uid 65534";
-    else if (::access(CORRAL_TEST_CLI, X_OK) != 0 || ::access(CORRAL_TEST_HELPER, X_OK) != 0)
-      why = "uid 65534 cannot execute " + std::string(CORRAL_TEST_CLI) + " and its helper (a directory above is closed)";
-    else if (auto f = detect_kernel_features(); !f.user_namespaces)
-      why = "uid 65534 cannot make user namespaces here: " + f.user_namespace_error;
-    else if (f.landlock_abi == 0)
-      why = "no Landlock: " + f.landlock_error;
-    (void)!::write(fds[1], why.data(), why.size());
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  std::string why;
-  char buf[512];
-  pollfd p{fds[0], POLLIN, 0};
-  while (::poll(&p, 1, 20000) > 0) {
-    ssize_t n = ::read(fds[0], buf, sizeof buf);
-    if (n <= 0) break;
-    why.append(buf, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  ::kill(pid, SIGKILL);  // a no-op when it finished
-  ::waitpid(pid, nullptr, 0);
-  return why;
+  return as_nobody([] {
+    if (::access(CORRAL_TEST_CLI, X_OK) != 0 || ::access(CORRAL_TEST_HELPER, X_OK) != 0)
+      return "uid 65534 cannot execute " + std::string(CORRAL_TEST_CLI) + " and its helper (a directory above is closed)";
+    auto f = detect_kernel_features();
+    if (!f.user_namespaces) return "uid 65534 cannot make user namespaces here: " + f.user_namespace_error;
+    if (f.landlock_abi == 0) return "no Landlock: " + f.landlock_error;
+    return std::string();
+  });
 }
 
 // Why this machine cannot run the delegation test, or "".
