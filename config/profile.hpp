@@ -10,6 +10,7 @@
 #include "config/egress_decision.hpp"
 #include "config/language.hpp"
 #include "config/limits.hpp"
+#include "config/mcp_policy.hpp"
 #include "config/workspace_settings.hpp"
 
 namespace corral {
@@ -91,6 +92,7 @@ struct profile {
   microvm_settings microvm;
   workspace_settings workspaces;  // [sandbox.workspaces]
   language_table languages = language_table::builtin();
+  mcp_policy mcp;  // [mcp]: the gateway's policy for stdio sessions (transparent when empty)
   std::string config_path;  // where it was loaded from; empty: defaults
 };
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "config/root_layout.hpp"
+#include "config/toml/mcp_schema.hpp"
 #include "config/toml/toml_text.hpp"
 #include "config/utf8.hpp"
 
@@ -359,8 +360,9 @@ void read_sandbox(reader& r, const toml::table& sb, profile& p) {
 } // namespace
 
 void read_profile_document(reader& r, const toml::table& doc, profile& p) {
-  r.only(doc, "", {"sandbox"});
+  r.only(doc, "", {"sandbox", "mcp"});
   if (auto sb = r.table(doc, "", "sandbox")) read_sandbox(r, *sb, p);
+  if (auto mcp = r.table(doc, "", "mcp")) read_mcp(r, *mcp, p.mcp);
 }
 
 } // namespace corral

@@ -95,6 +95,27 @@ nlohmann::json selected_tier_json(const profile& p, const tier_registry& tiers) 
   return j;
 }
 
+nlohmann::json mcp_policy_json(const mcp_policy& m) {
+  nlohmann::json j;
+  j["tools"] = {{"allow", m.tools.allow}, {"deny", m.tools.deny}};
+  auto rules = nlohmann::json::array();
+  for (auto& r : m.rules) rules.push_back(r.describe() + (r.optional ? " (optional)" : ""));
+  j["tools"]["rules"] = rules;
+  auto rates = nlohmann::json::array();
+  for (auto& r : m.rates) rates.push_back(r.tool + "=" + std::to_string(r.calls) + "/" + std::to_string(r.per_seconds) + "s");
+  j["tools"]["rate"] = rates;
+  j["tools"]["budget"] = m.budget ? nlohmann::json(*m.budget) : nlohmann::json(nullptr);
+  j["resources"] = {{"allow", m.resources.allow}, {"deny", m.resources.deny}};
+  j["prompts"] = {{"allow", m.prompts.allow}, {"deny", m.prompts.deny}};
+  j["default"] = m.default_deny ? "deny" : "allow";
+  j["pin"] = m.pin.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.pin);
+  j["pin_file"] = m.pin_file.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.pin_file);
+  j["on_pin_change"] = m.on_pin_change == pin_action::hide ? "hide" : "refuse";
+  j["audit"] = m.audit.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.audit);
+  j["audit_args"] = m.audit_args;
+  return j;
+}
+
 } // namespace
 
 std::string descriptor_digest(const nlohmann::json& body) {
@@ -119,6 +140,8 @@ nlohmann::json profile_descriptor(const profile& p, const kernel_features& featu
     j["network_allow"] = texts(p.egress.allow);
     j["network_deny"] = texts(p.egress.deny);
   }
+  // Only with a gateway policy, for the same reason.
+  if (!p.mcp.transparent()) j["mcp"] = mcp_policy_json(p.mcp);
   j["on_widen"] = p.on_widen == widen_policy::clamp ? "clamp" : "refuse";
   j["limits"] = limits_json(p.limit);
   j["roots"] = roots_json(p);

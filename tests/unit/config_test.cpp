@@ -574,3 +574,54 @@ TEST_CASE("workspace templates: limits and env read, bad names and values named"
   CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\ndisk = 1\n"), Catch::Contains("templates.t.disk"));
   CHECK_THAT(rejection("[sandbox.workspaces.templates.t]\nenv = { \"A=B\" = \"x\" }\n"), Catch::Contains("templates.t.env"));
 }
+
+TEST_CASE("the mcp table: the gateway's policy read, bad values named with their key", "[config][mcp]") {
+  temp_dir project;
+  auto p = parse(R"([mcp]
+default = "deny"
+on_pin_change = "hide"
+audit = "/var/log/corral/mcp.jsonl"
+audit_args = true
+audit_max = "1m"
+tools.allow = ["read_*", "list_directory"]
+tools.deny = ["write_file"]
+tools.rules = [{ tool = "read_text_file", arg = "path", match = "^/project/" },
+               { tool = "fetch", arg = "max_length", min = 1, max = 100, optional = true }]
+tools.rate = ["search_*=30/m"]
+tools.budget = 200
+resources.allow = ["file:///project/*"]
+prompts.deny = ["*"]
+)",
+                 project.path());
+  REQUIRE(p);
+  const auto& m = p->mcp;
+  CHECK(m.default_deny);
+  CHECK(m.on_pin_change == pin_action::hide);
+  CHECK(m.audit == "/var/log/corral/mcp.jsonl");
+  CHECK(m.audit_args);
+  CHECK(m.audit_max_bytes == 1024 * 1024);
+  CHECK(m.tools.allow.size() == 2);
+  CHECK(m.tools.deny == std::vector<std::string>{"write_file"});
+  REQUIRE(m.rules.size() == 2);
+  CHECK(*m.rules[0].match == "^/project/");
+  CHECK(*m.rules[1].max == 100);
+  CHECK(m.rules[1].optional);
+  REQUIRE(m.rates.size() == 1);
+  CHECK(m.rates[0].calls == 30);
+  CHECK(*m.budget == 200);
+  CHECK(m.resources.allow.size() == 1);
+  CHECK(m.prompts.deny.size() == 1);
+  CHECK_FALSE(m.transparent());
+  CHECK(parse("", project.path())->mcp.transparent());
+
+  CHECK_THAT(rejection("[mcp]\ntools.allow = \"read_*\"\n"), Catch::Contains("mcp.tools.allow"));
+  CHECK_THAT(rejection("[mcp]\ntools.rules = [{ tool = \"t\", arg = \"a\", match = \"(\" }]\n"),
+             Catch::Contains("does not compile"));
+  CHECK_THAT(rejection("[mcp]\ntools.rules = [{ tool = \"t\", arg = \"a\" }]\n"), Catch::Contains("exactly one of"));
+  CHECK_THAT(rejection("[mcp]\ntools.rules = [{ tool = \"t\", arg = \"a\", under = \"/p\", colour = 1 }]\n"),
+             Catch::Contains("colour"));
+  CHECK_THAT(rejection("[mcp]\ntools.rate = [\"s=3/week\"]\n"), Catch::Contains("mcp.tools.rate"));
+  CHECK_THAT(rejection("[mcp]\npin = \"sha256:xyz\"\n"), Catch::Contains("64 lower-case hex"));
+  CHECK_THAT(rejection("[mcp]\ntools.budget = 0\n"), Catch::Contains("positive"));
+  CHECK_THAT(rejection("[mcp]\nsurprise = 1\n"), Catch::Contains("surprise"));
+}
