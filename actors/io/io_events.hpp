@@ -5,9 +5,11 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
 
+#include "actors/mcp/mcp_gate.hpp"
 #include "tiers/jail/status_line.hpp"
 
 namespace corral {
@@ -89,6 +91,14 @@ struct io_relay_closed {
   relay_end what;
 };
 
+// A relay's MCP gateway (relay_ends::gate) decided: what it refused, filtered or, with an
+// audit file, everything; and what the operator should read (a pin change and its diff).
+struct io_relay_gate {
+  process_id id;
+  std::vector<mcp_decision> decisions;
+  std::vector<std::string> warnings;
+};
+
 } // namespace corral
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_spawned)
@@ -102,3 +112,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_written)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_activity)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_refused)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_closed)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::io_relay_gate)

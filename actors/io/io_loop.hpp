@@ -51,6 +51,9 @@ struct relay_ends {
   std::size_t max_message_bytes = 0;  // longer messages are dropped and reported, each way
   std::uint64_t window_bytes = 0;     // queued toward a side before the other is paused
   caf::actor notify;
+  // The MCP gateway's policy stage, or none (transparent). Handed over whole: from here the
+  // loop alone uses it, and reports its decisions to `notify` as io_relay_gate.
+  std::shared_ptr<mcp_gate> gate;
 };
 
 struct spawn_command {

@@ -195,6 +195,8 @@ struct io_loop::impl {
   void relay_child_output(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_client_input(process* p, ssize_t n, const uv_buf_t* buf);
   void relay_to_client(process* p, std::string message);
+  void relay_to_child(process* p, std::string message);
+  void relay_gate_output(process* p, gate_output& out);
   void relay_input_taken(process* p, std::uint64_t bytes);
   void relay_report(process* p, bool now);
   void close_relay(process* p);

@@ -1,5 +1,6 @@
 // A session's messages copied between its child and this process's own descriptors, on the
-// loop thread (io_loop::relay). Before it, each message of `corral mcp` crossed four
+// loop thread (io_loop::relay). With an MCP policy, each message passes the session's
+// gateway (actors/mcp/mcp_gate.hpp) here, on the same thread, before it is written. Before it, each message of `corral mcp` crossed four
 // threads (the CLI's reader, a CAF worker, the loop, and back through a worker to the CLI's
 // writer); here it crosses none. The framing check stays: each direction is cut into
 // newline-framed messages by the same decoder the session uses, a message over the limit
@@ -99,6 +100,12 @@ void io_loop::impl::relay_child_output(process* p, ssize_t n, const uv_buf_t* bu
   }
   for (auto& f : relay_frames(p, r.from_child, false, n, buf)) {
     if (r.client_gone) continue;  // read only so the child does not block: not delivered
+    if (r.ends.gate) {
+      gate_output out;
+      r.ends.gate->from_server(std::move(f.message), std::chrono::steady_clock::now(), out);
+      relay_gate_output(p, out);
+      continue;
+    }
     ++r.messages_out;
     relay_to_client(p, std::move(f.message));
   }
@@ -161,16 +168,41 @@ void io_loop::impl::relay_client_input(process* p, ssize_t n, const uv_buf_t* bu
   }
   for (auto& f : relay_frames(p, r.from_client, true, n, buf)) {
     if (!p->stdin_open || p->stdin_close_requested) continue;  // the child stopped reading
-    ++r.messages_in;
-    f.message.push_back('\n');
-    r.toward_child += f.message.size();
-    write_to(p, p->stdin_pipe, std::move(f.message), false);
+    if (r.ends.gate) {
+      gate_output out;
+      r.ends.gate->from_client(std::move(f.message), std::chrono::steady_clock::now(), out);
+      relay_gate_output(p, out);
+      continue;
+    }
+    relay_to_child(p, std::move(f.message));
   }
   relay_report(p, false);
   if (r.toward_child > r.ends.window_bytes && r.client_in_open && !r.client_in_paused) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&r.client_in));
     r.client_in_paused = true;
   }
+}
+
+void io_loop::impl::relay_to_child(process* p, std::string message) {
+  auto& r = *p->relay;
+  if (!p->stdin_open || p->stdin_close_requested) return;
+  ++r.messages_in;
+  message.push_back('\n');
+  r.toward_child += message.size();
+  write_to(p, p->stdin_pipe, std::move(message), false);
+}
+
+// What the gateway let through, answered or added goes out; its decisions go to the session.
+void io_loop::impl::relay_gate_output(process* p, gate_output& out) {
+  auto& r = *p->relay;
+  for (auto& m : out.to_server) relay_to_child(p, std::move(m));
+  for (auto& m : out.to_client) {
+    if (r.client_gone) break;
+    ++r.messages_out;
+    relay_to_client(p, std::move(m));
+  }
+  if (!out.decisions.empty() || !out.warnings.empty())
+    caf::anon_send(r.ends.notify, io_relay_gate{p->id, std::move(out.decisions), std::move(out.warnings)});
 }
 
 void io_loop::impl::relay_input_taken(process* p, std::uint64_t bytes) {

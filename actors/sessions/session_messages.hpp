@@ -16,6 +16,8 @@
 //   session_refused   a message of the child's the framing refused (skipped; the session
 //                     goes on unless the stream cannot be resynchronised)
 //   session_stderr    a chunk of the child's stderr, only with forward_stderr
+//   session_gate      the MCP gateway refused, filtered or checked a pin (not for messages
+//                     it passed unchanged: those are only in the audit file)
 //   session_network   one proxied connection's audit record, as it ends (allowlist mode)
 //   session_ended     last: why, how the child exited, the tail of its stderr, the
 //                     network audit (allowlist mode)
@@ -53,6 +55,7 @@
 #include "actors/message_framing.hpp"
 #include "actors/sessions/session_state.hpp"
 #include "config/failure.hpp"
+#include "config/mcp_policy.hpp"
 
 namespace corral {
 
@@ -95,6 +98,9 @@ struct session_request {
   // go through the owner (session_message, send_atom, ack_atom).
   int relay_from_fd = -1;  // the client's messages for the child (a pipe or socket)
   int relay_to_fd = -1;    // where the child's messages go (a pipe or socket)
+  // The MCP gateway's policy for this session, on top of the profile's [mcp] (both apply:
+  // it can only narrow). Unset, and the profile's transparent: messages pass unchanged.
+  std::optional<mcp_policy> mcp;
 };
 
 // A pty child. It outlives the call that opened it; it ends when the child exits, on
@@ -153,6 +159,14 @@ struct session_message {
 struct session_refused {
   std::uint64_t session = 0;
   failure error;
+};
+
+// What the session's MCP gateway decided that its owner should hear: each refusal, filtered
+// listing and pin check as its audit line (JSON), and warnings for the operator's log.
+struct session_gate {
+  std::uint64_t session = 0;
+  std::vector<std::string> decisions;
+  std::vector<std::string> warnings;
 };
 
 struct session_stderr {
@@ -224,6 +238,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_message)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_refused)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_stderr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_gate)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::session_network)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_output)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(corral::terminal_attached)

@@ -7,6 +7,7 @@
 
 #include "actors/atoms.hpp"
 #include "actors/child_exit.hpp"
+#include "actors/mcp/session_gateway.hpp"
 #include "actors/sessions/session_lifecycle.hpp"
 #include "actors/sessions/session_log.hpp"
 
@@ -70,6 +71,10 @@ struct stdio_session_state : session_kind {
   session_log stderr_log;
   clock_type::time_point last_activity;
 
+  // The MCP gateway (none: transparent). Relayed, the gate goes to the loop at io_spawned
+  // and its decisions come back as io_relay_gate; otherwise send and on_output use it here.
+  std::optional<session_gateway> gateway;
+
   // The loop relays the messages between the child and descriptors of this process.
   bool relayed() const { return options.relay_from_fd >= 0; }
 
@@ -111,6 +116,48 @@ void deliver_pending(self_ptr self, bool regardless_of_credit) {
     self->send(st.owner, session_message{st.child.number(), st.messages_out++, std::move(st.pending.front())});
     st.pending.pop_front();
   }
+}
+
+// Frames and writes one message to the child's stdin; false (with why) when it cannot be.
+std::optional<failure> write_to_child(self_ptr self, std::string_view message) {
+  auto& st = self->state;
+  auto framed = encode_frame(st.options.framing, message, st.options.max_message_bytes);
+  if (!framed) return framed.error();
+  st.in_flight += framed->size();
+  ++st.messages_in;
+  st.child.write_input(std::move(*framed));
+  return std::nullopt;
+}
+
+// The gateway's decisions: every one to the audit files, and those the owner should hear
+// (refusals, filtered listings, pin checks, warnings) to the owner. An audit that cannot
+// be written ends the session: a gateway that cannot record does not decide.
+void record_gate(self_ptr self, std::vector<mcp_decision>& decisions, std::vector<std::string>& warnings) {
+  auto& st = self->state;
+  session_gate told{st.child.number(), {}, std::move(warnings)};
+  for (auto& d : decisions) {
+    auto line = d.json_line();
+    for (auto& log : st.gateway->audits)
+      if (!log->append(line)) {
+        st.child.end_now(session_end_reason::failed, "the MCP audit file: " + log->last_error());
+        return;
+      }
+    if (d.decision != "forward") told.decisions.push_back(std::move(line));
+  }
+  if (st.owner && (!told.decisions.empty() || !told.warnings.empty())) self->send(st.owner, std::move(told));
+}
+
+// What the gateway let through goes to the child, what it answered or forwarded to the
+// owner (in order, within the owner's credit like any message).
+void apply_gate(self_ptr self, gate_output& out) {
+  auto& st = self->state;
+  for (auto& m : out.to_server)
+    if (st.input == stdin_phase::open) (void)write_to_child(self, m);
+  for (auto& m : out.to_client) {
+    st.pending_bytes += m.size();
+    st.pending.push_back(std::move(m));
+  }
+  record_gate(self, out.decisions, out.warnings);
 }
 
 void start_grace(self_ptr self) {
@@ -164,6 +211,12 @@ void on_output(self_ptr self, std::string& bytes) {
   std::vector<decoded_frame> frames;
   st.decoder->feed(bytes, frames);
   for (auto& f : frames) {
+    if (!f.error && st.gateway) {
+      gate_output out;
+      st.gateway->gate->from_server(std::move(f.message), clock_type::now(), out);
+      apply_gate(self, out);
+      continue;
+    }
     if (!f.error) {
       st.pending_bytes += f.message.size();
       st.pending.push_back(std::move(f.message));
@@ -209,7 +262,8 @@ void stdio_session_state::on_spawned() {
   last_activity = clock_type::now();
   if (relayed())
     child.io().relay(child.process(), relay_ends{options.relay_from_fd, options.relay_to_fd, options.max_message_bytes,
-                                                 options.output_window_bytes, self});
+                                                 options.output_window_bytes, self,
+                                                 gateway ? std::move(gateway->gate) : nullptr});
   if (input == stdin_phase::eof_queued) {
     // Closed while starting: draining from here, EOF behind the input just flushed. Only
     // the input ended (stdin_eof): EOF, and the child runs on.
@@ -253,8 +307,9 @@ void stdio_session_state::fill_info(session_info& info) const {
 namespace {
 
 caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request options, std::uint64_t number,
-                            session_env env, caf::actor owner) {
+                            session_env env, caf::actor owner, std::optional<session_gateway> gateway) {
   auto& st = self->state;
+  st.gateway = std::move(gateway);
   st.options = std::move(options);
   st.owner = std::move(owner);
   const auto& o = st.options;
@@ -294,6 +349,10 @@ caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request 
         auto why = std::string(ev.toward_child ? "from the client: " : "from the child: ") + ev.why;
         self->send(s.owner, session_refused{s.child.number(), make_failure(failure_kind::limit_exceeded, why)});
       },
+      [=](io_relay_gate& ev) {
+        auto& s = self->state;
+        if (ev.id == s.child.process() && s.gateway) record_gate(self, ev.decisions, ev.warnings);
+      },
       [=](io_relay_closed& ev) {
         // The client's input ended, or it stopped reading: as a close by the owner.
         if (ev.id == self->state.child.process()) close_gracefully(self, session_end_reason::closed);
@@ -321,12 +380,18 @@ caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request 
                                make_failure(failure_kind::refused, std::string("the session is ") + to_string(phase))};
         if (s.input != stdin_phase::open)
           return session_reply{false, make_failure(failure_kind::refused, "the child's stdin is closed")};
-        auto framed = encode_frame(s.options.framing, message, s.options.max_message_bytes);
-        if (!framed) return session_reply{false, framed.error()};
-        s.in_flight += framed->size();
-        ++s.messages_in;
         s.last_activity = clock_type::now();
-        s.child.write_input(std::move(*framed));
+        if (s.gateway) {
+          // Checked first: a refusal is answered to the owner, and only what passes is framed.
+          auto framed = encode_frame(s.options.framing, message, s.options.max_message_bytes);
+          if (!framed) return session_reply{false, framed.error()};
+          gate_output out;
+          s.gateway->gate->from_client(std::move(message), clock_type::now(), out);
+          apply_gate(self, out);
+          deliver_pending(self, false);
+        } else if (auto refused = write_to_child(self, message)) {
+          return session_reply{false, *refused};
+        }
         if (s.in_flight <= s.options.input_window_bytes) return session_reply{true, {}};
         s.waiting_sends.push_back(self->make_response_promise<session_reply>());
         return s.waiting_sends.back();
@@ -371,7 +436,14 @@ expected<caf::actor> open_session(caf::actor_system& system, const session_reque
     return make_failure(failure_kind::invalid_request, "a relayed session needs both descriptors and newline framing");
   auto exec = plan_session_child(request, request.argv, request.env, at);
   if (!exec) return exec.error();
-  return system.spawn(stdio_session, std::move(*exec), request, at.number, std::move(at.env), std::move(owner));
+  std::optional<session_gateway> gateway;
+  if (at.ctx.prof) {
+    auto opened = open_gateway(*at.ctx.prof, request.mcp, exec->work_dir, exec->boundary && exec->boundary->name() == "host");
+    if (!opened) return opened.error();
+    gateway = std::move(*opened);
+  }
+  return system.spawn(stdio_session, std::move(*exec), request, at.number, std::move(at.env), std::move(owner),
+                      std::move(gateway));
 }
 
 } // namespace corral

@@ -184,6 +184,7 @@ caf::behavior client_connection(connection_self self, connection_id id, peer_cre
       [=](session_message& m) { relay(self, m); },
       [=](session_refused& r) { relay(self, r); },
       [=](session_stderr& e) { relay(self, e); },
+      [=](session_gate& g) { relay(self, g); },
       [=](terminal_output& o) { relay(self, o); },
       [=](session_network& n) { relay(self, n); },
       [=](session_ended& e) { relay(self, e); },

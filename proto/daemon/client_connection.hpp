@@ -59,7 +59,8 @@ struct client_session {
 
 // What a session said before the reply that opened it was handled (its number unknown yet).
 using early_session_event =
-    std::variant<session_message, session_refused, session_stderr, terminal_output, session_network, session_ended>;
+    std::variant<session_message, session_refused, session_stderr, session_gate, terminal_output, session_network,
+                 session_ended>;
 
 // open ──EOF on a stdio client──▶ input_ended ──all answered──▶ (asks the loop to close)
 // open / input_ended ──the daemon stops──▶ stopping ──sessions ended──▶ (asks to close)

@@ -154,6 +154,14 @@ void relay(connection_self self, session_stderr& e) {
   if (!text.empty()) notify(self, "session.stderr", data_params(s.id, text));
 }
 
+void relay(connection_self self, session_gate& g) {
+  if (!known_session(self, g.session, g)) return;
+  auto& s = self->state.sessions.at(g.session);
+  for (auto& line : g.decisions)
+    notify(self, "session.gate", {{"session", s.id}, {"decision", json::parse(line, nullptr, false)}});
+  for (auto& w : g.warnings) notify(self, "session.gate", {{"session", s.id}, {"warning", w}});
+}
+
 void relay(connection_self self, terminal_output& o) {
   if (!known_session(self, o.session, o)) return;
   auto& s = self->state.sessions.at(o.session);

@@ -34,6 +34,7 @@ void forget_session(connection_self self, std::uint64_t number);
 void relay(connection_self self, session_message& m);
 void relay(connection_self self, session_refused& r);
 void relay(connection_self self, session_stderr& e);
+void relay(connection_self self, session_gate& g);
 void relay(connection_self self, terminal_output& o);
 void relay(connection_self self, session_network& n);
 void relay(connection_self self, session_ended& e);

@@ -187,6 +187,7 @@ caf::behavior e2b_process(self_ptr self, e2b_process_spec spec, caf::actor super
       [=](session_stderr& e) { publish(self, event({{"data", {{"stderr", base64_encode(e.bytes)}}}})); },
       [=](terminal_output& o) { publish(self, event({{"data", {{"pty", base64_encode(o.bytes)}}}})); },
       [=](session_refused&) {},
+      [=](session_gate&) {},
       [=](session_network&) {},
       [=](terminal_demoted&) {},
       [=](session_ended& e) {
