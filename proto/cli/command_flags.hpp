@@ -25,6 +25,9 @@ struct command_flags {
   std::vector<std::string> allow_net;  // --allow-net entries (allow_net.hpp)
   bool allow_host = false;
   bool verbose = false;
+  // `corral mcp --print-pin`: the profile's [mcp] gateway is left out (the pin is of what
+  // the server offers; corral itself is the only client).
+  bool mcp_policy_off = false;
 };
 
 // When args[i] is one of the shared flags, consumes it (and its value, advancing i) and

@@ -18,6 +18,7 @@ expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
   auto prof = load_profile_here(f.config_path, f.grants);
   if (!prof) return prof.error();
   if (auto s = apply_allow_net(*prof, f.allow_net); !s) return s.error();
+  if (f.mcp_policy_off) prof->mcp = mcp_policy{};
   runtime_options ro;
   ro.prof = std::move(*prof);
   ro.warm_jails = 0;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <caf/all.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/atoms.hpp"
@@ -25,6 +26,8 @@
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/local_runtime.hpp"
+#include "proto/cli/mcp_policy_flags.hpp"
+#include "proto/cli/mcp_print_pin.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
 #include "proto/cli/network_notice.hpp"
 
@@ -59,11 +62,12 @@ const char* const kMcpUsageTail = R"(
 SIGINT, SIGTERM or SIGHUP to corral end the server first, then corral exits 130, 143 or 129.
 )";
 
-std::string mcp_usage() { return std::string(kMcpUsageHead) + kLimitFlagsUsage + kMcpUsageTail; }
+std::string mcp_usage() { return std::string(kMcpUsageHead) + kLimitFlagsUsage + kMcpPolicyUsage + kMcpUsageTail; }
 
 struct mcp_options {
   session_request request;
   command_flags flags;
+  mcp_policy_flags gateway;
 };
 
 expected<mcp_options> parse(const std::vector<std::string>& args) {
@@ -80,6 +84,8 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
     }
     if (auto shared = take_command_flag(args, i, o.flags); !shared) return shared.error();
     else if (*shared) continue;
+    if (auto gate = take_mcp_policy_flag(args, i, o.gateway); !gate) return gate.error();
+    else if (*gate) continue;
     if (a != "--max-message" && a != "--idle")
       return make_failure(failure_kind::invalid_request, "unknown option '" + a + "'");
     if (i + 1 >= args.size()) return make_failure(failure_kind::invalid_request, a + " needs a value");
@@ -99,6 +105,21 @@ expected<mcp_options> parse(const std::vector<std::string>& args) {
   }
   if (o.request.argv.empty())
     return make_failure(failure_kind::invalid_request, "name the server after --: corral mcp -- SERVER [ARGS...]");
+  if (!o.gateway.write_pin.empty() && !o.gateway.print_pin)
+    return make_failure(failure_kind::invalid_request, "--write-pin goes with --print-pin");
+  const bool gateway_flags = !o.gateway.policy.transparent();
+  if (gateway_flags && o.gateway.print_pin)
+    return make_failure(failure_kind::invalid_request, "--print-pin lists the server's own tools: leave out the gateway flags");
+  if ((gateway_flags || o.gateway.print_pin) && !o.flags.connect_socket.empty())
+    return make_failure(failure_kind::invalid_request,
+                        "the gateway flags and --print-pin work in-process; through --connect the daemon's profile "
+                        "[mcp] is the gateway");
+  if (gateway_flags) {
+    if (auto s = check_mcp_policy(o.gateway.policy); !s)
+      return make_failure(failure_kind::invalid_request, s.error().message);
+    o.request.mcp = o.gateway.policy;
+  }
+  o.flags.mcp_policy_off = o.gateway.print_pin;
   const auto& f = o.flags;
   o.request.tier = f.tier;
   if (!f.connect_socket.empty())
@@ -157,6 +178,17 @@ void pump_stdin(caf::actor_system& sys, caf::actor session, std::size_t max_mess
   self->send(session, close_atom::value);
 }
 
+// A refusal the gateway made, for the MCP host's log (stderr): one line naming the rule.
+std::string gate_decision_line(const std::string& json_line) {
+  auto d = nlohmann::json::parse(json_line, nullptr, false);
+  if (!d.is_object() || d.value("decision", "") != "refuse") return {};
+  std::string line = "corral mcp: refused " + d.value("method", std::string("a message"));
+  if (auto subject = d.value("subject", std::string()); !subject.empty()) line += " " + subject;
+  line += ": " + d.value("error", std::string());
+  if (auto rule = d.value("rule", std::string()); !rule.empty()) line += " (" + rule + ")";
+  return line;
+}
+
 } // namespace
 
 int mcp_command(const std::vector<std::string>& args) {
@@ -177,6 +209,8 @@ int mcp_command(const std::vector<std::string>& args) {
     std::cerr << "corral: " << rt.error().describe() << "\n";
     return kExitRefused;
   }
+
+  if (options->gateway.print_pin) exit_after(**rt, print_mcp_pin(**rt, options->request, options->gateway.write_pin));
 
   int status = kExitRefused;
   const bool relay = relayable(STDIN_FILENO) && relayable(STDOUT_FILENO);
@@ -223,6 +257,11 @@ int mcp_command(const std::vector<std::string>& args) {
             }
           },
           [&](session_stderr& e) { (void)write_all(STDERR_FILENO, e.bytes); },
+          [&](session_gate& g) {
+            for (auto& w : g.warnings) std::cerr << w << "\n";
+            for (auto& line : g.decisions)
+              if (auto told = gate_decision_line(line); !told.empty()) std::cerr << told << "\n";
+          },
           [&](session_network& n) {
             // stdout is the protocol's: a refused connection is said on stderr, the MCP
             // host's log, as it happens.

@@ -35,7 +35,10 @@ _corral_flags_of() {  # the flags a command (or workspace verb) takes
                  --allow-host --idle-timeout --state-dir --node-listen --node-cert --node-key
                  --node-key-passphrase-file --node-ca --e2b-listen --e2b-dir --e2b-allow-remote
                  -v --verbose --help" ;;
-    mcp) echo "$run_common --max-message --idle $_corral_limit_flags $_corral_grant_flags" ;;
+    mcp) echo "$run_common --max-message --idle --tools-allow --tools-deny --tool-rule --tool-rate
+               --tool-budget --resources-allow --resources-deny --prompts-allow --prompts-deny
+               --mcp-default --pin --pin-file --on-pin-change --audit --audit-args --audit-max
+               --print-pin --write-pin $_corral_limit_flags $_corral_grant_flags" ;;
     shell) echo "$run_common --lifetime --terminal --view --new $_corral_limit_flags $_corral_grant_flags" ;;
     # workspace verbs: each also takes the workspace command's own --connect and --json
     ws:create) echo "--connect --json --idle --lifetime --memory --pids --cpu --keep-files --from-snapshot" ;;
@@ -100,6 +103,9 @@ _corral() {
     # grants take a file or a directory, so both are offered
     --ro | --rw) _corral_files -f; return 0 ;;
     --state-dir | --e2b-dir) _corral_files -d; return 0 ;;
+    --pin-file | --audit | --write-pin) _corral_files -f; return 0 ;;
+    --mcp-default) _corral_words "allow deny"; return 0 ;;
+    --on-pin-change) _corral_words "refuse hide"; return 0 ;;
     --dir) [[ $cmd == e2b ]] && _corral_files -d; return 0 ;;
     --socket-group | --allow-gid) local IFS=$'\n'; COMPREPLY=($(compgen -g -- "$_corral_cur")); return 0 ;;
     -s | --signal) _corral_words "TERM KILL INT HUP QUIT USR1 USR2 STOP CONT"; return 0 ;;
@@ -107,7 +113,9 @@ _corral() {
     --code | --output-cap | --allow-net | --workspace | --nodes | --memory | --pids | --cpu | \
       --timeout | --lifetime | --idle | --max-message | --terminal | --cwd | --env | \
       --socket-mode | --allow-uid | --idle-timeout | --node-listen | \
-      --e2b-listen | --name | --from-snapshot | --depth | --since)
+      --e2b-listen | --name | --from-snapshot | --depth | --since | --tools-allow | --tools-deny | \
+      --tool-rule | --tool-rate | --tool-budget | --resources-allow | --resources-deny | \
+      --prompts-allow | --prompts-deny | --pin | --audit-max)
       return 0 ;;
   esac
 
