@@ -13,6 +13,7 @@
 
 #include "tests/landlock_fixture.hpp"
 #include "tests/runtime_fixture.hpp"
+#include "tests/served_daemon.hpp"
 
 namespace corral {
 
@@ -215,6 +216,42 @@ TEST_CASE("an audit file the server could reach is refused before the server sta
   CHECK(WEXITSTATUS(rc) == 125);
   CHECK_THAT(err, Catch::Contains("which the server can reach"));
   CHECK_FALSE(fs::exists(dir / "audit.jsonl"));
+}
+
+TEST_CASE("a daemon's profile [mcp] is the gateway for its stdio sessions, and its decisions are notified",
+          "[mcp][gateway][daemon][landlock]") {
+  REQUIRE_LANDLOCK();
+  temp_dir dir("corral-gateway-daemon-");
+  temp_dir outside("corral-gateway-daemon-audit-");
+  auto audit = outside / "audit.jsonl";
+  {
+    std::ofstream f(dir / "corral.toml");
+    f << "[sandbox.roots]\nsource_roots = [\"" << kProbeDir << ":/probe\"]\n"
+      << "[mcp]\ntools.deny = [\"write_*\"]\naudit = \"" << audit << "\"\n";
+  }
+  testing::served_daemon d({"--config", dir / "corral.toml"});
+  auto script = opening();
+  script.push_back(request(1, "tools/list"));
+  script.push_back(call(2, "write_file", {{"path", "/probe/x"}}));
+  script.push_back(call(3, "echo", {{"text", "via the daemon"}}));
+  { std::ofstream(dir / "script.json") << script.dump(); }
+  std::string cmd = "cd " + dir.path() + " && timeout 120 python3 " + kProbeDir + "/script_client.py script.json -- " +
+                    CORRAL_TEST_CLI + " mcp --connect " + d.socket +
+                    " -- python3 /probe/probe_server.py > report.json 2> err.log";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  run_result r;
+  r.stderr_text = read_text(dir / "err.log");
+  r.report = json::parse(read_text(dir / "report.json"), nullptr, false);
+  INFO("stderr: " << r.stderr_text << "\nreport: " << r.report.dump());
+  REQUIRE(r.report.is_object());
+  CHECK(r.tools(1) == std::vector<std::string>{"echo", "read_file", "open_path", "mutate"});
+  CHECK(r.answer(2)["error"]["data"]["rule"] == "mcp.tools.deny write_*");
+  CHECK(r.answer(3)["result"]["content"][0]["text"] == "via the daemon");
+  CHECK(r.server_saw("tools/call write_file") == 0);
+  CHECK(r.server_saw("tools/call echo") == 1);
+  // The refusal reached the client's stderr through session.gate.
+  CHECK_THAT(r.stderr_text, Catch::Contains("corral mcp: refused tools/call write_file"));
+  CHECK(audit_lines(audit).size() == 5 + 3);  // 5 client messages, 3 answers (none to the refusal)
 }
 
 namespace {

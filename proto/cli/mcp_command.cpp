@@ -26,6 +26,7 @@
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/interrupt_watch.hpp"
 #include "proto/cli/local_runtime.hpp"
+#include "proto/cli/gate_report.hpp"
 #include "proto/cli/mcp_policy_flags.hpp"
 #include "proto/cli/mcp_print_pin.hpp"
 #include "proto/cli/mcp_via_daemon.hpp"
@@ -178,17 +179,6 @@ void pump_stdin(caf::actor_system& sys, caf::actor session, std::size_t max_mess
   self->send(session, close_atom::value);
 }
 
-// A refusal the gateway made, for the MCP host's log (stderr): one line naming the rule.
-std::string gate_decision_line(const std::string& json_line) {
-  auto d = nlohmann::json::parse(json_line, nullptr, false);
-  if (!d.is_object() || d.value("decision", "") != "refuse") return {};
-  std::string line = "corral mcp: refused " + d.value("method", std::string("a message"));
-  if (auto subject = d.value("subject", std::string()); !subject.empty()) line += " " + subject;
-  line += ": " + d.value("error", std::string());
-  if (auto rule = d.value("rule", std::string()); !rule.empty()) line += " (" + rule + ")";
-  return line;
-}
-
 } // namespace
 
 int mcp_command(const std::vector<std::string>& args) {
@@ -260,7 +250,8 @@ int mcp_command(const std::vector<std::string>& args) {
           [&](session_gate& g) {
             for (auto& w : g.warnings) std::cerr << w << "\n";
             for (auto& line : g.decisions)
-              if (auto told = gate_decision_line(line); !told.empty()) std::cerr << told << "\n";
+              if (auto told = gate_refusal_line(nlohmann::json::parse(line, nullptr, false)); !told.empty())
+                std::cerr << told << "\n";
           },
           [&](session_network& n) {
             // stdout is the protocol's: a refused connection is said on stderr, the MCP

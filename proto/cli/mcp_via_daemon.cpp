@@ -12,6 +12,7 @@
 
 #include "proto/cli/commands.hpp"
 #include "proto/cli/daemon_session.hpp"
+#include "proto/cli/gate_report.hpp"
 #include "config/write_all.hpp"
 #include "proto/daemon/daemon_client.hpp"
 
@@ -44,6 +45,9 @@ struct proxy_state {
     } else if (method == "session.network") {
       if (auto line = refused_connection_line(network_event_of(p.value("event", json::object()))); !line.empty())
         std::cerr << line << "\n";
+    } else if (method == "session.gate") {
+      if (p.contains("warning") && p["warning"].is_string()) std::cerr << p["warning"].get<std::string>() << "\n";
+      if (auto line = gate_refusal_line(p.value("decision", json())); !line.empty()) std::cerr << line << "\n";
     } else if (method == "session.refused") {
       spdlog::warn("corral mcp: a server message was not forwarded: {}", p.value("message", ""));
     } else if (method == "session.ended") {
