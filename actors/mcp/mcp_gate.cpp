@@ -256,7 +256,8 @@ void mcp_gate::client_request(std::string& message, json& msg, clock::time_point
   if (method == "tools/call") {
     auto tool = str_field(params, "name");
     d.subject = tool;
-    if (auto args = params.find("arguments"); args != params.end()) {
+    // Only for the audit file: a digest of a large argument costs more than the decision.
+    if (auto args = params.find("arguments"); args != params.end() && record_all_) {
       d.args_sha256 = sha256_hex(args->dump(-1, ' ', false, json::error_handler_t::replace));
       if (audit_args_) d.args = *args;
     }

@@ -4,6 +4,9 @@ the same SERVER run directly, interleaved in this one run (used by scripts/bench
 The server is a line echo (one JSON-RPC response per request line), so the figure is the
 proxy's, not a tool's. For a small message (about 100 bytes) and a 247 KB one it prints
   mcp_rtt size=... direct_median_us=... corral_median_us=... added_median_us=... ratio=...
+and then the gateway's policy stage (a deny list and an argument rule) against the
+transparent relay, both answering through the same responder:
+  mcp_policy size=... transparent_median_us=... policy_median_us=... added_median_us=...
 Usage: bench_mcp.py CORRAL [ROUNDS] [TIER]   (default 2000 rounds of small, 200 of large; landlock;
 env BENCH_MCP_BEFORE=another build's corral to set beside it)"""
 
@@ -13,6 +16,19 @@ import statistics
 import subprocess
 import sys
 import time
+
+# Answers each request with a response carrying it whole: what the gateway's policy stage
+# needs to see (a request, then its answer with the same id).
+RESPOND = r"""
+import sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+for line in inp:
+    out.write(b'{"jsonrpc":"2.0","id":1,"result":' + line.rstrip(b"\n") + b'}\n')
+    out.flush()
+"""
+
+# A policy that looks at every call: a denied tool, an argument rule on the echoed text.
+POLICY = ["--tools-deny", "write_file", "--tool-rule", "echo.text~^x*$"]
 
 ECHO = r"""
 import sys
@@ -28,7 +44,7 @@ class Peer:
         self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                   bufsize=0)
 
-    def round_trip(self, line):
+    def round_trip(self, line, answered=False):
         start = time.perf_counter()
         self.p.stdin.write(line)
         got = b""
@@ -38,7 +54,10 @@ class Peer:
                 raise SystemExit("bench_mcp: the server ended early")
             got += chunk
         took = (time.perf_counter() - start) * 1e6
-        if got != line:
+        if answered:
+            if line.rstrip(b"\n") not in got:
+                raise SystemExit("bench_mcp: the answer does not carry the request (%d bytes)" % len(got))
+        elif got != line:
             raise SystemExit("bench_mcp: the echo came back changed (%d bytes, sent %d)" % (len(got), len(line)))
         return took
 
@@ -88,6 +107,30 @@ def main():
         proxied.close()
         if before:
             before.close()
+    policy_cost(corral, tier, rounds)
+
+
+def policy_cost(corral, tier, rounds):
+    """The MCP gateway's policy stage against the transparent relay, same server, same run."""
+    server = ["/usr/bin/python3", "-c", RESPOND]
+    plain = Peer([corral, "mcp", "--tier", tier, "--"] + server)
+    gated = Peer([corral, "mcp", "--tier", tier] + POLICY + ["--"] + server)
+    try:
+        for size, n in ((100, rounds), (247 * 1024, max(20, rounds // 10))):
+            line = message(size)
+            for _ in range(max(5, n // 20)):
+                plain.round_trip(line, True)
+                gated.round_trip(line, True)
+            p, g = [], []
+            for _ in range(n):
+                p.append(plain.round_trip(line, True))
+                g.append(gated.round_trip(line, True))
+            pm, gm = statistics.median(p), statistics.median(g)
+            print("mcp_policy tier=%s size=%d transparent_median_us=%.1f policy_median_us=%.1f added_median_us=%.1f "
+                  "n=%d" % (tier, len(line), pm, gm, gm - pm, n))
+    finally:
+        plain.close()
+        gated.close()
 
 
 if __name__ == "__main__":
