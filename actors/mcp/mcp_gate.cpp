@@ -203,6 +203,8 @@ void mcp_gate::from_client(std::string message, clock::time_point now, gate_outp
   if (msg.is_array())
     return refuse(json(), kInvalidRequest, "JSON-RPC batches do not pass corral's MCP gateway", "", std::move(d), out);
   if (!msg.is_object()) return refuse(json(), kInvalidRequest, "a message must be a JSON object", "", std::move(d), out);
+  if (auto m = msg.find("method"); m != msg.end() && !m->is_string())
+    return refuse(msg, kInvalidRequest, "a method must be a string", "", std::move(d), out);
   auto method = str_field(msg, "method");
   d = decision(true, method, msg);
   if (method.empty()) {  // a response to the server's request (sampling, roots, elicitation)
@@ -213,11 +215,15 @@ void mcp_gate::from_client(std::string message, clock::time_point now, gate_outp
     if (method == "notifications/cancelled") {
       // The server never saw a request corral answered: its cancellation goes nowhere.
       auto rid = params_of(msg).find("requestId");
-      if (rid == params_of(msg).end() || !pending_.count(rid->dump())) {
+      auto it = rid != params_of(msg).end() ? pending_.find(rid->dump()) : pending_.end();
+      if (it == pending_.end() || it->second.own) {
         d.decision = "drop";
-        d.rule = "cancels a request the server never got";
+        d.rule = "cancels a request the server never got from the client";
         return record(std::move(d), out);
       }
+      // The server need not answer a cancelled request: it is no longer in flight (and a
+      // late answer is dropped, as the client would ignore it).
+      pending_.erase(it);
     } else if (default_deny_ && !kKnownClientMethods.count(method)) {
       return refuse(msg, kMethodNotFound, "notification " + method + " is not known to the gateway",
                     "mcp.default = deny", std::move(d), out);
@@ -398,8 +404,15 @@ void mcp_gate::from_server(std::string message, clock::time_point now, gate_outp
     auto id = msg.find("id");
     auto it = id != msg.end() ? pending_.find(id->dump()) : pending_.end();
     if (it == pending_.end()) {
+      // Every request that reached the server is in flight here, so an answer to anything
+      // else answers nothing: dropped. Passed on, an answer with id "1" to request 1 would
+      // escape the listing's filter, and a client that compares ids loosely (the TypeScript
+      // SDK takes Number(id)) would take it.
       d = decision(false, "", msg);
-      out.to_client.push_back(std::move(message));
+      d.decision = "drop";
+      d.error = "the server answered id " + (id != msg.end() ? id->dump() : std::string("(none)")) +
+                ", which no request in flight has";
+      out.warnings.push_back("corral mcp: a server message was not forwarded: " + d.error);
       return record(std::move(d), out);
     }
     auto p = std::move(it->second);

@@ -416,3 +416,22 @@ TEST_CASE("policy text: rules and rates from the command line, and what is refus
   CHECK_FALSE(check_mcp_policy(p));
   CHECK(mcp_policy{}.transparent());
 }
+
+TEST_CASE("a server answer to an id not in flight is dropped, so a loosely typed id cannot skip the filter", "[mcp]") {
+  mcp_policy p;
+  p.tools.deny = {"secret"};
+  harness h(p);
+  h.client(request(1, "tools/list"));
+  h.server(response("1", tools_result({tool("secret"), tool("echo")})));  // "1", not 1
+  CHECK(h.to_client.empty());
+  REQUIRE(h.warnings.size() == 1);
+  CHECK_THAT(h.warnings[0], Catch::Contains("no request in flight"));
+  h.server(response(1, tools_result({tool("secret"), tool("echo")})));
+  CHECK(names(h.client_last()) == std::vector<std::string>{"echo"});
+  h.clear();
+  h.server(response(1, tools_result({tool("secret")})));  // answered already
+  CHECK(h.to_client.empty());
+  h.client(json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", 7}}.dump());
+  CHECK(h.to_server.empty());
+  CHECK(h.client_last()["error"]["code"] == -32600);
+}
