@@ -198,6 +198,7 @@ struct io_loop::impl {
   void relay_to_child(process* p, std::string message);
   void relay_gate_output(process* p, gate_output& out);
   void relay_input_taken(process* p, std::uint64_t bytes);
+  void relay_resume_client(process* p);
   void relay_report(process* p, bool now);
   void close_relay(process* p);
 

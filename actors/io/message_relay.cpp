@@ -151,6 +151,7 @@ void io_loop::impl::relay_to_client(process* p, std::string message) {
     // A gone client no longer paces the child: its output is read and dropped.
     if (proc->out.open && proc->out.paused && (rs.client_gone || rs.toward_client <= rs.ends.window_bytes / 2))
       loop->start_reading(proc->out);
+    loop->relay_resume_client(proc);
     loop->relay_end_child_output(proc);
   };
   if (int rc = uv_write(&w->req, reinterpret_cast<uv_stream_t*>(&r.client_out), rest, count, written); rc != 0)
@@ -177,7 +178,10 @@ void io_loop::impl::relay_client_input(process* p, ssize_t n, const uv_buf_t* bu
     relay_to_child(p, std::move(f.message));
   }
   relay_report(p, false);
-  if (r.toward_child > r.ends.window_bytes && r.client_in_open && !r.client_in_paused) {
+  // The gateway's answers go toward the client: a client that sends but never reads is
+  // paced by them too.
+  if ((r.toward_child > r.ends.window_bytes || r.toward_client > r.ends.window_bytes) && r.client_in_open &&
+      !r.client_in_paused) {
     uv_read_stop(reinterpret_cast<uv_stream_t*>(&r.client_in));
     r.client_in_paused = true;
   }
@@ -208,7 +212,13 @@ void io_loop::impl::relay_gate_output(process* p, gate_output& out) {
 void io_loop::impl::relay_input_taken(process* p, std::uint64_t bytes) {
   auto& r = *p->relay;
   r.toward_child -= std::min(r.toward_child, bytes);
+  relay_resume_client(p);
+}
+
+void io_loop::impl::relay_resume_client(process* p) {
+  auto& r = *p->relay;
   if (!r.client_in_paused || !r.client_in_open || r.toward_child > r.ends.window_bytes / 2) return;
+  if (!r.client_gone && r.toward_client > r.ends.window_bytes / 2) return;
   r.client_in_paused = false;
   read_into_loop_buffer<&impl::relay_client_input>(r.client_in);
 }

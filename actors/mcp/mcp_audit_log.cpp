@@ -14,7 +14,9 @@ namespace corral {
 namespace {
 
 int open_for_append(const std::string& path) {
-  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
+  // O_NONBLOCK: a FIFO put at the path must not hang the session's start (it is then
+  // refused as not a regular file).
+  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
 }
 
 } // namespace
@@ -69,8 +71,27 @@ bool mcp_audit_log::rotate() {
   return true;
 }
 
+// Another writer of the same path (two sessions of one profile) may have rotated it: then
+// this one follows it to the new file instead of writing on into FILE.1.
+bool mcp_audit_log::follow_rotation() {
+  struct stat at_path {}, held {};
+  if (::stat(path_.c_str(), &at_path) == 0 && ::fstat(fd_, &held) == 0 && at_path.st_ino == held.st_ino &&
+      at_path.st_dev == held.st_dev)
+    return true;
+  int fd = open_for_append(path_);
+  if (fd < 0) {
+    error_ = "reopen " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  ::close(fd_);
+  fd_ = fd;
+  size_ = ::fstat(fd_, &held) == 0 ? static_cast<std::uint64_t>(held.st_size) : 0;
+  return true;
+}
+
 bool mcp_audit_log::append(const std::string& line) {
   if (fd_ < 0) return false;
+  if (!follow_rotation()) return false;
   std::string bytes = line + "\n";
   if (size_ > 0 && size_ + bytes.size() > max_ && !rotate()) return false;
   if (!write_all(fd_, bytes)) {

@@ -1,8 +1,10 @@
 // The MCP gateway's audit trail: one JSON line per decision (actors/mcp/mcp_gate.hpp),
 // appended to a file of the operator's outside the boundary, bounded: past `max_bytes` the
 // file is renamed to FILE.1 (replacing the previous one) and a new one begun, so at most
-// twice the bound is kept. Owned by the session that makes the decisions; opened before its
-// child starts, so an audit that cannot be written refuses the session.
+// twice the bound is kept (sessions sharing a path follow each other's rotation; the bound
+// is then each one's, and a rotation may replace FILE.1 early). Owned by the session that
+// makes the decisions; opened before its child starts, so an audit that cannot be written
+// refuses the session.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +32,7 @@ public:
 
 private:
   bool rotate();
+  bool follow_rotation();
 
   int fd_ = -1;
   std::string path_;

@@ -17,6 +17,8 @@ constexpr std::size_t kMaxPending = 4096;
 constexpr std::size_t kMaxHeld = 1024;
 constexpr std::size_t kMaxHeldBytes = 16 * 1024 * 1024;
 constexpr std::uint32_t kMaxPinPages = 1000;
+// Tool schemas nest a few levels; a hundred and more is an attack on the recursion.
+constexpr int kMaxDepth = 64;
 const std::string kOwnIdPrefix = "corral-pin-";
 
 // JSON-RPC error codes: -32602 for a tool the client may not know of (as MCP answers an
@@ -31,11 +33,21 @@ const std::set<std::string, std::less<>> kKnownClientMethods = {
     "initialize", "ping", "tools/list", "tools/call", "resources/list", "resources/templates/list",
     "resources/read", "resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get",
     "completion/complete", "logging/setLevel", "notifications/initialized", "notifications/cancelled",
-    "notifications/progress", "notifications/roots/list_changed"};
+    "notifications/progress", "notifications/roots/list_changed",
+    // 2026-07-28: stateless discovery; tasks (a call's result fetched later: the policy
+    // applied to the tools/call that started it).
+    "server/discover", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"};
 const std::set<std::string, std::less<>> kKnownServerMethods = {
     "ping", "sampling/createMessage", "roots/list", "elicitation/create", "notifications/message",
     "notifications/progress", "notifications/cancelled", "notifications/tools/list_changed",
-    "notifications/resources/list_changed", "notifications/resources/updated", "notifications/prompts/list_changed"};
+    "notifications/resources/list_changed", "notifications/resources/updated", "notifications/prompts/list_changed",
+    "notifications/tasks/status"};
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
 
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -52,6 +64,41 @@ const json& params_of(const json& msg) {
   static const json empty = json::object();
   auto it = msg.find("params");
   return it != msg.end() && it->is_object() ? *it : empty;
+}
+
+// Deeper than `max` arrays and objects: copying or writing such a message recurses once per
+// level, so it is refused before it is parsed.
+bool nested_deeper_than(std::string_view text, int max) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > max) return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
+// What goes on the wire is what corral parsed and checked, written again: never the bytes it
+// came in. A raw CR between tokens (a line end to a reader that splits on it) and a key given
+// twice (read first-wins by some parsers, last-wins by this one) cannot then carry another
+// message, or another value, past the check.
+std::string wire(const json& msg) { return msg.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// At most `n` bytes of `s`, not cutting a UTF-8 character (what is cut goes into notifications
+// whose writer refuses broken UTF-8).
+std::string clip(const std::string& s, std::size_t n) {
+  if (s.size() <= n) return s;
+  while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
+  return s.substr(0, n) + "…";
 }
 
 // Lexically inside `dir`: absolute, and ".." never climbs out of it.
@@ -188,16 +235,13 @@ std::string mcp_gate::filter_refusal(std::string_view kind, const std::string& n
   return {};
 }
 
-bool mcp_gate::tool_visible(const std::string& name) const {
-  if (!filter_refusal("tools", name).empty()) return false;
-  if (pin_state_ == pin_state::none) return true;
-  return pin_state_ != pin_state::changed || usable_.count(name);
-}
-
 void mcp_gate::from_client(std::string message, clock::time_point now, gate_output& out) {
-  auto msg = json::parse(message, nullptr, false);
   mcp_decision d;
   d.unix_ms = unix_ms();
+  if (nested_deeper_than(message, kMaxDepth))
+    return refuse(json(), kInvalidRequest, "the message nests deeper than " + std::to_string(kMaxDepth) + " levels", "",
+                  std::move(d), out);
+  auto msg = json::parse(message, nullptr, false);
   // What corral cannot read it does not pass on: the server might read it otherwise.
   if (msg.is_discarded()) return refuse(json(), kParseError, "the message is not JSON", "", std::move(d), out);
   if (msg.is_array())
@@ -208,9 +252,13 @@ void mcp_gate::from_client(std::string message, clock::time_point now, gate_outp
   auto method = str_field(msg, "method");
   d = decision(true, method, msg);
   if (method.empty()) {  // a response to the server's request (sampling, roots, elicitation)
-    out.to_server.push_back(std::move(message));
+    out.to_server.push_back(wire(msg));
     return record(std::move(d), out);
   }
+  if (!msg.contains("id") && method.rfind("notifications/", 0) != 0)
+    // A request without an id would pass as a notification, past every rule; a lenient
+    // server might still run it.
+    return refuse(msg, kInvalidRequest, method + " needs an id", "", std::move(d), out);
   if (!msg.contains("id")) {  // a notification
     if (method == "notifications/cancelled") {
       // The server never saw a request corral answered: its cancellation goes nowhere.
@@ -221,14 +269,14 @@ void mcp_gate::from_client(std::string message, clock::time_point now, gate_outp
         d.rule = "cancels a request the server never got from the client";
         return record(std::move(d), out);
       }
-      // The server need not answer a cancelled request: it is no longer in flight (and a
-      // late answer is dropped, as the client would ignore it).
-      pending_.erase(it);
+      // Still in flight until answered: its id stays taken, and a late answer (which the
+      // client would ignore) is dropped rather than matched to a later request.
+      it->second.cancelled = true;
     } else if (default_deny_ && !kKnownClientMethods.count(method)) {
       return refuse(msg, kMethodNotFound, "notification " + method + " is not known to the gateway",
                     "mcp.default = deny", std::move(d), out);
     }
-    out.to_server.push_back(std::move(message));
+    out.to_server.push_back(wire(msg));
     record(std::move(d), out);
     if (method == "notifications/initialized" && pin_state_ == pin_state::unchecked) start_pin_check(now, out);
     return;
@@ -245,6 +293,9 @@ void mcp_gate::client_request(std::string& message, json& msg, clock::time_point
   auto key = id.dump();
   if (pending_.count(key) || (id.is_string() && id.get<std::string>().rfind(kOwnIdPrefix, 0) == 0))
     return refuse(msg, kInvalidRequest, "request id " + key + " is already in use", "", std::move(d), out);
+  // A stateless client (2026-07-28: no initialize) says who it is in each request's _meta;
+  // corral's own listings carry the latest, so such a server answers them too.
+  if (auto meta = params_of(msg).find("_meta"); meta != params_of(msg).end() && meta->is_object()) client_meta_ = *meta;
   const bool tools_method = method.rfind("tools/", 0) == 0;
   if (tools_method && pin_state_ == pin_state::unchecked) start_pin_check(now, out);
   if (tools_method && pin_state_ == pin_state::checking) {
@@ -308,7 +359,7 @@ void mcp_gate::client_request(std::string& message, json& msg, clock::time_point
                   std::move(d), out);
   }
   pending_[key] = pending{method, d.subject, now, false};
-  out.to_server.push_back(std::move(message));
+  out.to_server.push_back(wire(msg));
   record(std::move(d), out);
 }
 
@@ -356,7 +407,7 @@ std::string mcp_gate::call_refusal(const json& params, const std::string& tool, 
       }
       if (!pass)
         return rule + "\n" + tool + "'s argument " + spec.arg + " = " +
-               e->dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 200) + " is refused";
+               clip(e->dump(-1, ' ', false, json::error_handler_t::replace), 200) + " is refused";
     }
   }
   std::optional<std::uint64_t> budget;
@@ -389,13 +440,15 @@ std::string mcp_gate::call_refusal(const json& params, const std::string& tool, 
 }
 
 void mcp_gate::from_server(std::string message, clock::time_point now, gate_output& out) {
-  auto msg = json::parse(message, nullptr, false);
   mcp_decision d;
   d.unix_ms = unix_ms();
   d.from_client = false;
+  const bool deep = nested_deeper_than(message, kMaxDepth);
+  auto msg = deep ? json(json::value_t::discarded) : json::parse(message, nullptr, false);
   if (msg.is_discarded() || !msg.is_object()) {
     d.decision = "drop";
-    d.error = msg.is_discarded() ? "the server's message is not JSON" : "the server's message is not a JSON object";
+    d.error = deep ? "the server's message nests deeper than " + std::to_string(kMaxDepth) + " levels"
+                   : msg.is_discarded() ? "the server's message is not JSON" : "the server's message is not a JSON object";
     out.warnings.push_back("corral mcp: a server message was not forwarded: " + d.error);
     return record(std::move(d), out);
   }
@@ -417,6 +470,12 @@ void mcp_gate::from_server(std::string message, clock::time_point now, gate_outp
     }
     auto p = std::move(it->second);
     pending_.erase(it);
+    if (p.cancelled) {
+      d = decision(false, p.method, msg);
+      d.decision = "drop";
+      d.rule = "answers a request the client cancelled";
+      return record(std::move(d), out);
+    }
     return server_response(message, msg, std::move(p), now, out);
   }
   d = decision(false, method, msg);
@@ -441,7 +500,7 @@ void mcp_gate::from_server(std::string message, clock::time_point now, gate_outp
     d.rule = "mcp.default = deny";
     return record(std::move(d), out);
   }
-  out.to_client.push_back(std::move(message));
+  out.to_client.push_back(wire(msg));
   record(std::move(d), out);
   if (method == "notifications/tools/list_changed" && pin_state_ != pin_state::none &&
       pin_state_ != pin_state::checking)
@@ -456,8 +515,10 @@ void mcp_gate::server_response(std::string& message, json& msg, pending p, clock
   d.result_bytes = message.size();
   if (auto err = msg.find("error"); err != msg.end())
     d.error = err->is_object() ? str_field(*err, "message") : err->dump();
-  else if (auto res = msg.find("result"); res != msg.end() && res->is_object() && res->value("isError", false))
-    d.error = "the tool reported an error";
+  else if (auto res = msg.find("result"); res != msg.end() && res->is_object()) {
+    auto is_error = res->find("isError");
+    if (is_error != res->end() && is_error->is_boolean() && is_error->get<bool>()) d.error = "the tool reported an error";
+  }
   bool rewritten = false;
   if (msg.contains("result") && msg["result"].is_object()) {
     if (p.method == "tools/list") rewritten = filter_listing(msg, "tools", "name", "tools", out, d);
@@ -467,68 +528,64 @@ void mcp_gate::server_response(std::string& message, json& msg, pending p, clock
     else if (p.method == "prompts/list") rewritten = filter_listing(msg, "prompts", "name", "prompts", out, d);
   }
   if (d.decision == "refuse") return;  // filter_listing answered the client itself
-  if (rewritten) {
-    d.decision = "filter";
-    out.to_client.push_back(msg.dump(-1, ' ', false, json::error_handler_t::replace));
-  } else {
-    d.decision = "forward";
-    out.to_client.push_back(std::move(message));
-  }
+  d.decision = rewritten ? "filter" : "forward";
+  out.to_client.push_back(wire(msg));
   record(std::move(d), out);
 }
 
-// Takes the hidden entries out of a listing; true when any was. A tools listing is also
-// checked against the verified definitions: a tool that differs from them is a change
-// the server made without saying so.
+// Takes the hidden entries out of a listing; true when any was. With a pin, every tool is
+// also compared with the definition last checked against it, whatever the state: a listing
+// can differ from corral's own (answered while a check ran, a name given twice, a change
+// without notifications/tools/list_changed) and must not carry what the check did not see.
 bool mcp_gate::filter_listing(json& msg, const char* array, const char* key, std::string_view kind,
                               gate_output& out, mcp_decision& d) {
   auto& items = msg["result"][array];
   if (!items.is_array()) return false;
-  bool tools = kind == "tools";
-  if (tools && pin_state_ == pin_state::matched) {
-    tool_definitions page;
-    add_tools(items, page);
-    tool_definitions expected;
-    for (const auto& [name, def] : page)
-      if (auto it = verified_.find(name); it != verified_.end()) expected[name] = it->second;
-    auto changes = diff_tools(expected, page);
-    if (!changes.empty()) {
-      change_summary_ = changes.summary();
-      out.warnings.push_back("corral mcp: the server changed its tools without notifications/tools/list_changed: " +
-                             change_summary_);
-      for (auto& name : changes.added) usable_.erase(name);
-      for (auto& c : changes.changed) usable_.erase(c.substr(0, c.find(' ')));
-      bool refuse_all = false;
-      for (const auto& layer : config_.layers)
-        refuse_all = refuse_all || (layer.pinned() && layer.on_pin_change == pin_action::refuse);
-      if (refuse_all) usable_.clear();
-      pin_state_ = pin_state::changed;
-      if (usable_.empty()) {
-        refuse(msg, kRefusedByPolicy, "the server's tool definitions changed since they were pinned: " + change_summary_,
-               "mcp.pin", d, out);
-        d.decision = "refuse";
-        return false;
-      }
-    }
-  }
-  std::vector<std::string> hidden;
+  const bool pinned = kind == "tools" && pin_state_ != pin_state::none;
+  std::vector<std::string> hidden, differing;
   json kept = json::array();
   for (auto& item : items) {
     auto name = str_field(item, key);
-    bool visible = tools ? tool_visible(name) && (pin_state_ == pin_state::none || usable_.count(name))
-                         : filter_refusal(kind, name).empty();
+    bool visible = filter_refusal(kind, name).empty();
+    if (visible && pinned) {
+      auto it = verified_.find(name);
+      if (it == verified_.end() || it->second != canonical_tool(item)) {
+        differing.push_back(name);
+        visible = false;
+      } else if (!usable_.count(name)) {
+        visible = false;
+      }
+    }
     if (visible) kept.push_back(std::move(item));
     else hidden.push_back(name);
   }
-  if (hidden.empty()) {
-    items = std::move(kept);
-    return false;
+  if (!differing.empty()) {
+    auto names = joined(differing);
+    out.warnings.push_back("corral mcp: the server listed tools other than those checked against the pin (hidden): " +
+                           names);
+    if (pin_state_ == pin_state::matched) {  // changed without saying so
+      change_summary_ = "changed without notifications/tools/list_changed: " + names;
+      pin_state_ = pin_state::changed;
+      for (auto& n : differing) usable_.erase(n);
+      if (refuse_on_change()) usable_.clear();
+    }
+    if (pin_state_ == pin_state::changed && usable_.empty()) {
+      refuse(msg, kRefusedByPolicy, "the server's tool definitions changed since they were pinned: " + change_summary_,
+             "mcp.pin", d, out);
+      d.decision = "refuse";
+      return false;
+    }
   }
   items = std::move(kept);
-  std::string list;
-  for (auto& h : hidden) list += (list.empty() ? "" : ", ") + h;
-  d.rule = "hidden: " + list;
+  if (hidden.empty()) return false;
+  d.rule = "hidden: " + joined(hidden);
   return true;
+}
+
+bool mcp_gate::refuse_on_change() const {
+  for (const auto& layer : config_.layers)
+    if (layer.pinned() && layer.on_pin_change == pin_action::refuse) return true;
+  return false;
 }
 
 void mcp_gate::start_pin_check(clock::time_point now, gate_output& out) {
@@ -540,8 +597,9 @@ void mcp_gate::start_pin_check(clock::time_point now, gate_output& out) {
 
 void mcp_gate::ask_tools(const std::string& cursor, clock::time_point now, gate_output& out) {
   auto id = kOwnIdPrefix + std::to_string(++own_ids_);
-  json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"}};
-  if (!cursor.empty()) req["params"] = {{"cursor", cursor}};
+  json req = {{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"}, {"params", json::object()}};
+  if (!cursor.empty()) req["params"]["cursor"] = cursor;
+  if (!client_meta_.is_null()) req["params"]["_meta"] = client_meta_;
   pending_[json(id).dump()] = pending{"tools/list", "", now, true};
   out.to_server.push_back(req.dump());
   ++own_pages_;
@@ -549,7 +607,7 @@ void mcp_gate::ask_tools(const std::string& cursor, clock::time_point now, gate_
 
 void mcp_gate::pin_page(const json& msg, clock::time_point now, gate_output& out) {
   if (msg.contains("error"))
-    return pin_verdict("the server did not list its tools: " + msg["error"].dump().substr(0, 300), now, out);
+    return pin_verdict("the server did not list its tools: " + clip(wire(msg["error"]), 300), now, out);
   auto res = msg.find("result");
   if (res == msg.end() || !res->is_object() || !res->contains("tools"))
     return pin_verdict("the server's tools/list answer has no tools", now, out);

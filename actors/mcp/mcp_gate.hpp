@@ -94,6 +94,7 @@ private:
     std::string subject;
     clock::time_point since;
     bool own = false;
+    bool cancelled = false;  // the client cancelled it; its id stays taken until answered
   };
 
   void client_request(std::string& message, nlohmann::json& msg, clock::time_point now, gate_output& out);
@@ -101,7 +102,7 @@ private:
                        gate_output& out);
   std::string call_refusal(const nlohmann::json& params, const std::string& tool, clock::time_point now);
   std::string filter_refusal(std::string_view kind, const std::string& name) const;
-  bool tool_visible(const std::string& name) const;
+  bool refuse_on_change() const;
   void refuse(const nlohmann::json& msg, int code, const std::string& why, const std::string& rule,
               mcp_decision d, gate_output& out);
   void start_pin_check(clock::time_point now, gate_output& out);
@@ -131,6 +132,7 @@ private:
   std::set<std::string> usable_;  // of verified_: the tools that may be shown and called
   std::string change_summary_;    // why the pin check failed
   std::deque<std::string> held_;  // client messages waiting for a pin check
+  nlohmann::json client_meta_;    // the client's latest request _meta (stateless clients)
 };
 
 } // namespace corral

@@ -381,7 +381,7 @@ caf::behavior stdio_session(self_ptr self, execution_plan exec, session_request 
         if (s.input != stdin_phase::open)
           return session_reply{false, make_failure(failure_kind::refused, "the child's stdin is closed")};
         s.last_activity = clock_type::now();
-        if (s.gateway) {
+        if (s.gateway && s.gateway->gate) {  // relayed, the gate is the loop's and sends do not come
           // Checked first: a refusal is answered to the owner, and only what passes is framed.
           auto framed = encode_frame(s.options.framing, message, s.options.max_message_bytes);
           if (!framed) return session_reply{false, framed.error()};

@@ -100,7 +100,8 @@ expected<tool_definitions> list_tools(pin_client& client) {
     if (!r) return r.error();
     if (!r->is_object() || !r->contains("tools")) return make_failure(failure_kind::refused, "tools/list gave no tools");
     add_tools((*r)["tools"], defs);
-    cursor = r->value("nextCursor", std::string());
+    auto next = r->find("nextCursor");
+    cursor = next != r->end() && next->is_string() ? next->get<std::string>() : std::string();
     if (cursor.empty()) return defs;
   }
   return make_failure(failure_kind::refused, "the server's tool listing did not end after 1000 pages");

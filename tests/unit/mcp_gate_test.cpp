@@ -435,3 +435,106 @@ TEST_CASE("a server answer to an id not in flight is dropped, so a loosely typed
   CHECK(h.to_server.empty());
   CHECK(h.client_last()["error"]["code"] == -32600);
 }
+
+TEST_CASE("a stateless client (no initialize) gets a pin check whose own listing carries its _meta", "[mcp]") {
+  tool_definitions pinned;
+  add_tools(json::array({tool("echo")}), pinned);
+  mcp_policy p;
+  p.pin = pin_digest(pinned);
+  harness h(p);
+  json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+               {"io.modelcontextprotocol/clientInfo", {{"name", "stateless"}, {"version", "1"}}}};
+  h.client(request(1, "tools/call", {{"name", "echo"}, {"arguments", json::object()}, {"_meta", meta}}));
+  REQUIRE(h.to_server.size() == 1);  // corral's listing; the call waits behind it
+  CHECK(h.to_server[0]["method"] == "tools/list");
+  CHECK(h.to_server[0]["params"]["_meta"] == meta);
+  h.server(response(h.to_server[0]["id"], tools_result({tool("echo")})));
+  REQUIRE(h.to_server.size() == 2);
+  CHECK(h.to_server[1]["id"] == 1);
+  h.client(request(2, "server/discover"));
+  CHECK(h.to_server.size() == 3);
+}
+
+TEST_CASE("what the gate forwards is what it parsed: a raw CR or a key given twice cannot carry another message",
+          "[mcp]") {
+  mcp_policy p;
+  p.tools.deny = {"secret"};
+  harness h(p);
+  h.server(request("srv-1", "roots/list"));
+  std::string smuggled = "{\"jsonrpc\":\"2.0\",\"id\":\"srv-1\",\"result\":{\"a\":\r{\"jsonrpc\":\"2.0\",\"id\":5,"
+                         "\"method\":\"tools/call\",\"params\":{\"name\":\"secret\"}}\r}}";
+  h.last = {};
+  h.gate.from_client(smuggled, h.now, h.last);
+  REQUIRE(h.last.to_server.size() == 1);
+  CHECK(h.last.to_server[0].find('\r') == std::string::npos);
+  CHECK(h.last.to_server[0].find('\n') == std::string::npos);
+  // A key given twice reaches the server once, with the value the gate checked.
+  h.last = {};
+  h.gate.from_client(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"secret","name":"echo"}})", h.now,
+                     h.last);
+  REQUIRE(h.last.to_server.size() == 1);
+  auto sent = h.last.to_server[0];
+  CHECK(sent.find("secret") == std::string::npos);
+  // A request without an id is not a notification.
+  h.clear();
+  h.client(json{{"jsonrpc", "2.0"}, {"method", "tools/call"}, {"params", {{"name", "secret"}}}}.dump());
+  CHECK(h.to_server.empty());
+  // Nesting deep enough to exhaust a recursive writer is refused before it is parsed.
+  h.clear();
+  h.client(std::string("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"params\":{\"x\":") + std::string(100000, '[') +
+           std::string(100000, ']') + "}}");
+  CHECK(h.to_server.empty());
+  CHECK_THAT(h.client_last()["error"]["message"].get<std::string>(), Catch::Contains("nests deeper"));
+  // A tool result whose isError is not a boolean is passed, not a crash.
+  mcp_policy audited;
+  audited.audit = "/nonexistent";
+  harness a(audited);
+  a.client(call(1, "echo"));
+  a.server(response(1, {{"isError", "yes"}}));
+  CHECK(a.to_client.size() == 1);
+}
+
+TEST_CASE("a cancelled request keeps its id until answered, and its late answer is dropped", "[mcp]") {
+  mcp_policy p;
+  p.tools.deny = {"secret"};
+  harness h(p);
+  h.client(request(7, "tools/list"));
+  h.client(json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 7}}}}.dump());
+  CHECK(h.to_server.size() == 2);
+  h.clear();
+  h.client(request(7, "ping"));  // the id is still the listing's
+  CHECK(h.to_server.empty());
+  h.server(response(7, tools_result({tool("secret")})));
+  CHECK(h.to_client.size() == 1);  // only the refusal of the ping
+  h.client(request(7, "ping"));    // answered now: free again
+  CHECK(h.to_server.size() == 1);
+}
+
+TEST_CASE("with a pin every listed tool is compared: a name given twice, or a listing answered mid-check", "[mcp]") {
+  tool_definitions pinned;
+  add_tools(json::array({tool("echo"), tool("read_file")}), pinned);
+  mcp_policy p;
+  p.pin = pin_digest(pinned);
+  p.on_pin_change = pin_action::hide;
+  harness h(p);
+  h.client(request(1, "tools/list"));
+  auto own = h.to_server[0]["id"];
+  // corral's listing gets the pinned definitions; the client's the same name twice.
+  h.server(response(own, tools_result({tool("echo", "evil"), tool("echo"), tool("read_file")})));
+  CHECK(h.gate.pins() == mcp_gate::pin_state::matched);
+  h.server(response(1, tools_result({tool("echo", "evil"), tool("echo"), tool("read_file")})));
+  auto listed = h.client_last()["result"]["tools"];
+  REQUIRE(listed.size() == 2);
+  CHECK(listed[0]["description"] == "does a thing");
+  CHECK(h.gate.pins() == mcp_gate::pin_state::changed);  // the server changed a tool without saying so
+  // A listing in flight when list_changed starts a check is compared with what was checked.
+  harness m(p);
+  m.client(request(1, "tools/list"));
+  m.server(response(m.to_server[0]["id"], tools_result({tool("echo"), tool("read_file")})));
+  m.server(response(1, tools_result({tool("echo"), tool("read_file")})));
+  m.client(request(2, "tools/list"));
+  m.server(json{{"jsonrpc", "2.0"}, {"method", "notifications/tools/list_changed"}}.dump());
+  CHECK(m.gate.pins() == mcp_gate::pin_state::checking);
+  m.server(response(2, tools_result({tool("echo", "changed"), tool("read_file")})));
+  CHECK(names(m.client_last()) == std::vector<std::string>{"read_file"});
+}
