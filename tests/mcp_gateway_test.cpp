@@ -268,11 +268,17 @@ const client = new Client({ name: "corral-gateway-test", version: "1.0.0" });
 await client.connect(transport);
 const tools = (await client.listTools()).tools.map((t) => t.name);
 const results = [];
-for (const [name, args] of calls) {
-  try { results.push({ name, result: await client.callTool({ name, arguments: args }) }); }
-  catch (e) { results.push({ name, error: { code: e.code, message: e.message } }); }
+const took = [];
+for (const [name, args, times = 1] of calls) {
+  for (let i = 0; i < times; i++) {
+    const start = process.hrtime.bigint();
+    try { results.push({ name, result: await client.callTool({ name, arguments: args }) }); }
+    catch (e) { results.push({ name, error: { code: e.code, message: e.message } }); }
+    took.push(Number(process.hrtime.bigint() - start) / 1000);
+  }
 }
-console.log(JSON.stringify({ tools, results }));
+took.sort((a, b) => a - b);
+console.log(JSON.stringify({ tools, results, median_us: took[Math.floor(took.length / 2)] }));
 await client.close();
 )";
 
@@ -313,6 +319,24 @@ TEST_CASE("the official SDK client through the gateway: the everything and files
     CHECK_THAT(out["results"][0]["result"].dump(), Catch::Contains("through the gateway"));
     CHECK(out["results"][1]["error"]["code"] == -32602);
     CHECK_THAT(out["results"][1]["error"]["message"].get<std::string>(), Catch::Contains("hidden by corral"));
+  }
+  SECTION("two hundred calls through the policy, with their latency beside the transparent proxy's") {
+    temp_dir cwd("corral-gateway-cwd-");
+    auto calls = json::array({json::array({"echo", {{"message", "two hundred calls"}}, 200})});
+    const std::string server = "@modelcontextprotocol/server-everything/dist/index.js stdio";
+    auto plain = run(cwd.path(), calls, "", server);
+    auto audit = cwd / "audit.jsonl";
+    auto gated = run(cwd.path(), calls, "--tools-allow echo --tool-rule 'echo.message~^[a-z ]+$' --audit " + audit, server);
+    REQUIRE(gated.is_object());
+    REQUIRE(gated["results"].size() == 200);
+    std::size_t answered = 0;
+    for (auto& r : gated["results"]) answered += r.contains("result");
+    CHECK(answered == 200);
+    std::size_t forwarded_calls = 0;
+    for (auto& l : audit_lines(audit)) forwarded_calls += l["method"] == "tools/call" && l["direction"] == "client";
+    CHECK(forwarded_calls == 200);
+    WARN("200 echo calls with the official SDK client: median " << gated["median_us"] << " us through the policy, "
+                                                                << plain["median_us"] << " us transparent");
   }
   SECTION("filesystem: a path rule allows the project and refuses what lies outside it") {
     temp_dir base("corral-gateway-project-");
