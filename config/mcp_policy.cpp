@@ -6,6 +6,12 @@
 
 namespace corral {
 
+std::string join_list(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
+  return s;
+}
+
 bool glob_match(std::string_view pattern, std::string_view text) {
   // The classic two-pointer match: linear in practice, no recursion on long inputs.
   std::size_t p = 0, t = 0, star = std::string_view::npos, resume = 0;
@@ -29,12 +35,6 @@ bool glob_match(std::string_view pattern, std::string_view text) {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
-
 bool any_match(const std::vector<std::string>& globs, std::string_view name) {
   for (const auto& g : globs)
     if (glob_match(g, name)) return true;
@@ -53,7 +53,7 @@ std::string format_number(double v) {
 std::string name_filter::refusal(std::string_view name, std::string_view what) const {
   for (const auto& g : deny)
     if (glob_match(g, name)) return std::string(what) + ".deny " + g;
-  if (!allow.empty() && !any_match(allow, name)) return std::string(what) + ".allow [" + joined(allow) + "] has no match";
+  if (!allow.empty() && !any_match(allow, name)) return std::string(what) + ".allow [" + join_list(allow) + "] has no match";
   return {};
 }
 

@@ -17,6 +17,9 @@
 
 namespace corral {
 
+// "a, b, c": names and rules in messages.
+std::string join_list(const std::vector<std::string>& items);
+
 // Shell-style: '*' any run of characters (slashes included), '?' one character; no classes.
 bool glob_match(std::string_view pattern, std::string_view text);
 

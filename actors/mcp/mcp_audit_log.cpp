@@ -54,39 +54,37 @@ expected<mcp_audit_log> mcp_audit_log::open(const std::string& path, std::uint64
   return log;
 }
 
+bool mcp_audit_log::reopen() {
+  int fd = open_for_append(path_);
+  if (fd < 0) {
+    error_ = "reopen " + path_ + ": " + std::strerror(errno);
+    return false;
+  }
+  ::close(fd_);
+  fd_ = fd;
+  struct stat st {};
+  size_ = ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return true;
+}
+
 bool mcp_audit_log::rotate() {
   auto old = path_ + ".1";
   if (::rename(path_.c_str(), old.c_str()) != 0) {
     error_ = "rename " + path_ + " to " + old + ": " + std::strerror(errno);
     return false;
   }
-  int fd = open_for_append(path_);
-  if (fd < 0) {
-    error_ = "reopen " + path_ + ": " + std::strerror(errno);
-    return false;
-  }
-  ::close(fd_);
-  fd_ = fd;
-  size_ = 0;
-  return true;
+  return reopen();
 }
 
 // Another writer of the same path (two sessions of one profile) may have rotated it: then
-// this one follows it to the new file instead of writing on into FILE.1.
+// this one follows it to the new file instead of writing on into FILE.1. A reopen that
+// failed before is tried again here.
 bool mcp_audit_log::follow_rotation() {
   struct stat at_path {}, held {};
   if (::stat(path_.c_str(), &at_path) == 0 && ::fstat(fd_, &held) == 0 && at_path.st_ino == held.st_ino &&
       at_path.st_dev == held.st_dev)
     return true;
-  int fd = open_for_append(path_);
-  if (fd < 0) {
-    error_ = "reopen " + path_ + ": " + std::strerror(errno);
-    return false;
-  }
-  ::close(fd_);
-  fd_ = fd;
-  size_ = ::fstat(fd_, &held) == 0 ? static_cast<std::uint64_t>(held.st_size) : 0;
-  return true;
+  return reopen();
 }
 
 bool mcp_audit_log::append(const std::string& line) {

@@ -32,6 +32,7 @@ public:
 
 private:
   bool rotate();
+  bool reopen();
   bool follow_rotation();
 
   int fd_ = -1;

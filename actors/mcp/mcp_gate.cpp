@@ -43,12 +43,6 @@ const std::set<std::string, std::less<>> kKnownServerMethods = {
     "notifications/resources/list_changed", "notifications/resources/updated", "notifications/prompts/list_changed",
     "notifications/tasks/status"};
 
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
-
 std::int64_t unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -560,7 +554,7 @@ bool mcp_gate::filter_listing(json& msg, const char* array, const char* key, std
     else hidden.push_back(name);
   }
   if (!differing.empty()) {
-    auto names = joined(differing);
+    auto names = join_list(differing);
     out.warnings.push_back("corral mcp: the server listed tools other than those checked against the pin (hidden): " +
                            names);
     if (pin_state_ == pin_state::matched) {  // changed without saying so
@@ -578,7 +572,7 @@ bool mcp_gate::filter_listing(json& msg, const char* array, const char* key, std
   }
   items = std::move(kept);
   if (hidden.empty()) return false;
-  d.rule = "hidden: " + joined(hidden);
+  d.rule = "hidden: " + join_list(hidden);
   return true;
 }
 

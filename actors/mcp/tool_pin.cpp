@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "config/mcp_policy.hpp"
 #include "config/sha256.hpp"
 
 namespace corral {
@@ -16,12 +17,6 @@ nlohmann::json definition_of(const nlohmann::json& tool) {
   for (const char* f : kDefinitionFields)
     if (auto it = tool.find(f); it != tool.end()) d[f] = *it;
   return d;
-}
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
 }
 
 } // namespace
@@ -77,7 +72,7 @@ expected<tool_definitions> read_pin_file(const std::string& path) {
 std::string tool_changes::summary() const {
   std::string s;
   auto part = [&](const char* what, const std::vector<std::string>& items) {
-    if (!items.empty()) s += (s.empty() ? "" : "; ") + std::string(what) + ": " + joined(items);
+    if (!items.empty()) s += (s.empty() ? "" : "; ") + std::string(what) + ": " + join_list(items);
   };
   part("changed", changed);
   part("added", added);
@@ -99,7 +94,7 @@ tool_changes diff_tools(const tool_definitions& pinned, const tool_definitions& 
     std::vector<std::string> fields;
     for (const char* f : kDefinitionFields)
       if (was.value(f, nlohmann::json()) != is.value(f, nlohmann::json())) fields.push_back(f);
-    c.changed.push_back(name + " (" + joined(fields) + ")");
+    c.changed.push_back(name + " (" + join_list(fields) + ")");
   }
   for (const auto& [name, def] : pinned)
     if (!now.count(name)) c.removed.push_back(name);

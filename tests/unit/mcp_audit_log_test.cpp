@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/mcp/mcp_audit_log.hpp"
+#include "tests/runtime_fixture.hpp"
 
 using namespace corral;
 
@@ -20,20 +21,11 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-struct scratch {
-  std::string dir;
-  scratch() {
-    char tmpl[] = "/tmp/corral-audit-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~scratch() { (void)std::system(("rm -rf " + dir).c_str()); }
-};
-
 } // namespace
 
 TEST_CASE("the audit file is appended to, rotated once past its bound, and kept private", "[mcp][audit]") {
-  scratch s;
-  auto path = s.dir + "/audit.jsonl";
+  testing::temp_dir s("corral-audit-");
+  auto path = s / "audit.jsonl";
   {
     std::ofstream(path) << "{\"earlier\":true}\n";
   }
@@ -55,13 +47,27 @@ TEST_CASE("the audit file is appended to, rotated once past its bound, and kept 
 }
 
 TEST_CASE("an audit file that is a symlink or cannot be created is refused, saying which", "[mcp][audit]") {
-  scratch s;
-  auto link = s.dir + "/link.jsonl";
+  testing::temp_dir s("corral-audit-");
+  auto link = s / "link.jsonl";
   REQUIRE(::symlink("/etc/passwd", link.c_str()) == 0);
   auto opened = mcp_audit_log::open(link, 1 << 20);
   REQUIRE_FALSE(opened);
   CHECK_THAT(opened.error().message, Catch::Contains(link));
-  auto missing = mcp_audit_log::open(s.dir + "/no/such/dir/a.jsonl", 1 << 20);
+  auto missing = mcp_audit_log::open(s / "no/such/dir/a.jsonl", 1 << 20);
   REQUIRE_FALSE(missing);
   CHECK_THAT(missing.error().message, Catch::Contains("cannot be opened"));
+}
+
+TEST_CASE("two writers of one audit file follow each other's rotation instead of writing into FILE.1", "[mcp][audit]") {
+  testing::temp_dir s("corral-audit-");
+  auto path = s / "audit.jsonl";
+  auto a = mcp_audit_log::open(path, 4096);
+  auto b = mcp_audit_log::open(path, 4096);
+  REQUIRE(a);
+  REQUIRE(b);
+  std::string line(1500, 'a');
+  for (int i = 0; i < 3; ++i) REQUIRE(a->append(line));  // the third rotates
+  REQUIRE(b->append("{\"from\":\"b\"}"));
+  CHECK(read_text(path).find("{\"from\":\"b\"}") != std::string::npos);
+  CHECK(read_text(path + ".1").find("from") == std::string::npos);
 }
