@@ -218,7 +218,7 @@ TEST_CASE("an audit file the server could reach is refused before the server sta
   CHECK_FALSE(fs::exists(dir / "audit.jsonl"));
 }
 
-TEST_CASE("a daemon's profile [mcp] is the gateway for its stdio sessions, and its decisions are notified",
+TEST_CASE("a daemon's profile mcp table is the gateway for its stdio sessions, and its decisions are notified",
           "[mcp][gateway][daemon][landlock]") {
   REQUIRE_LANDLOCK();
   temp_dir dir("corral-gateway-daemon-");
