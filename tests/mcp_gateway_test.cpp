@@ -216,6 +216,17 @@ TEST_CASE("an audit file the server could reach is refused before the server sta
   CHECK(WEXITSTATUS(rc) == 125);
   CHECK_THAT(err, Catch::Contains("which the server can reach"));
   CHECK_FALSE(fs::exists(dir / "audit.jsonl"));
+  // A system dir the view shows read-only is as reachable: the server could read it.
+  const std::string in_view = "/usr/local/corral-gateway-audit-" + std::to_string(::getpid()) + ".jsonl";
+  cmd = "cd " + dir.path() + " && timeout 60 " + CORRAL_TEST_CLI + " mcp --tier landlock --audit " + in_view +
+        " -- /bin/true < /dev/null > out 2> err";
+  rc = std::system(cmd.c_str());
+  err = read_text(dir / "err");
+  INFO("stderr: " << err);
+  REQUIRE(WIFEXITED(rc));
+  CHECK(WEXITSTATUS(rc) == 125);
+  CHECK_THAT(err, Catch::Contains("the server's view"));
+  CHECK_FALSE(fs::exists(in_view));
 }
 
 TEST_CASE("a daemon's profile mcp table is the gateway for its stdio sessions, and its decisions are notified",

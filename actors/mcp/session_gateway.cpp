@@ -2,18 +2,13 @@
 
 #include <filesystem>
 
+#include "tiers/jail/system_view.hpp"
+
 namespace corral {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool inside(const std::string& path, const std::string& dir) {
-  if (dir.empty()) return false;
-  std::string base = dir;
-  while (base.size() > 1 && base.back() == '/') base.pop_back();
-  return path == base || base == "/" || path.rfind(base + "/", 0) == 0;
-}
 
 // The path with its directory's symlinks resolved (the file itself may not exist yet).
 std::string resolved(const std::string& path) {
@@ -26,10 +21,11 @@ std::string resolved(const std::string& path) {
 
 std::string reachable_from_inside(const profile& prof, const std::string& work_dir, const std::string& path) {
   auto real = resolved(path);
-  for (const auto* roots : {&prof.source_roots, &prof.output_roots})
-    for (const auto& g : *roots)
-      if (inside(real, g.host_path)) return g.host_path + " (granted at " + g.virtual_path + ")";
-  if (!work_dir.empty() && inside(real, resolved(work_dir))) return work_dir + " (the child's own directory)";
+  // The view's own answer: the system dirs it shows (/usr, /usr/local among them) as well as
+  // the granted roots.
+  if (auto inside = visible_in_view(real, prof.source_roots, prof.output_roots); !inside.empty())
+    return "the server's view (at " + inside + ")";
+  if (!work_dir.empty() && is_under(real, resolved(work_dir))) return work_dir + " (the child's own directory)";
   return {};
 }
 
@@ -46,7 +42,7 @@ expected<std::optional<session_gateway>> open_gateway(const profile& prof, const
       if (auto root = reachable_from_inside(prof, work_dir, layer.audit); !root.empty())
         return make_failure(failure_kind::config_error,
                             "the MCP audit file " + layer.audit + " lies inside " + root +
-                                ", which the server can reach; put it outside every granted root");
+                                ", which the server can reach; put it outside the view (the granted roots and /usr, /bin, /lib)");
     auto log = mcp_audit_log::open(layer.audit, layer.audit_max_bytes);
     if (!log) return log.error();
     g.audits.push_back(std::make_shared<mcp_audit_log>(std::move(*log)));

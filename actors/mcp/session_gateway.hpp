@@ -26,7 +26,8 @@ struct session_gateway {
 expected<std::optional<session_gateway>> open_gateway(const profile& prof, const std::optional<mcp_policy>& request,
                                                       const std::string& work_dir, bool host_tier);
 
-// The granted root (or the child's own directory) that holds `path`; "" when none does.
+// Where the child sees `path` (its view: system dirs and granted roots; or its own
+// directory); "" when it cannot reach it.
 std::string reachable_from_inside(const profile& prof, const std::string& work_dir, const std::string& path);
 
 } // namespace corral
