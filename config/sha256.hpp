@@ -1,5 +1,6 @@
-// SHA-256 over bytes that arrive in pieces (OpenSSL's EVP), as lower-case hex: the
-// digest of workspace files, snapshot archives and profile descriptors.
+// SHA-256 over bytes that arrive in pieces (OpenSSL's EVP, its libcrypto opened on the
+// first digest), as lower-case hex: the digest of workspace files, snapshot archives,
+// profile descriptors and MCP tool pins.
 #pragma once
 
 #include <memory>
@@ -15,7 +16,8 @@ public:
   sha256_hasher(sha256_hasher&&) noexcept;
   sha256_hasher& operator=(sha256_hasher&&) noexcept;
 
-  // False when OpenSSL failed (it does not for SHA-256 short of memory).
+  // False when OpenSSL failed (it does not for SHA-256 short of memory) or its libcrypto
+  // could not be opened (said once on stderr).
   bool update(const void* data, std::size_t n);
   bool update(std::string_view bytes) { return update(bytes.data(), bytes.size()); }
   // 64 hex digits, or "" when OpenSSL failed; the hasher is spent after it.

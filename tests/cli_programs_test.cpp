@@ -1,5 +1,5 @@
 // The two CLI programs: the lean `corral` every one-shot run starts, and corral-full that
-// `serve` and `run --nodes` become (proto/cli/lean/hand_to_full.cpp).
+// `serve`, `run --nodes` and `e2b` become (proto/cli/lean/hand_to_full.cpp).
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -38,7 +38,7 @@ std::string full_program() { return (std::filesystem::path(CORRAL_TEST_CLI).pare
 
 } // namespace
 
-TEST_CASE("the lean corral loads no node, TLS or HTTP library, and corral-full does", "[cli]") {
+TEST_CASE("the lean corral loads no node, TLS, HTTP or crypto library, and corral-full does", "[cli]") {
   if (shell_output("command -v readelf").empty()) {
     WARN("readelf (binutils) is not installed: skipped");
     return;
@@ -49,20 +49,33 @@ TEST_CASE("the lean corral loads no node, TLS or HTTP library, and corral-full d
   // The reading works: both name the actor library they run on.
   REQUIRE(names_one_of(lean, "libcaf_core"));
   REQUIRE(names_one_of(full, "libcaf_core"));
-  for (const char* stem : {"libcaf_io", "libcaf_openssl", "libssl", "libhttp_parser"}) {
+  for (const char* stem : {"libcaf_io", "libcaf_openssl", "libssl", "libhttp_parser", "libcrypto"}) {
     INFO(stem);
     CHECK_FALSE(names_one_of(lean, stem));
   }
   // The daemon's stack is in corral-full, where serve and --nodes run.
   CHECK(names_one_of(full, "libcaf_io"));
   CHECK(names_one_of(full, "libssl"));
+  CHECK(names_one_of(full, "libcrypto"));
 }
 
-TEST_CASE("corral serve becomes corral-full, and says what to do when it is missing", "[cli]") {
-  // Beside the build's corral: serve's own usage, from corral-full.
+TEST_CASE("the lean corral still takes SHA-256 digests: libcrypto is opened when one is asked for", "[cli]") {
+  // describe's digest is the SHA-256 of the descriptor (config/sha256.cpp).
+  auto said = shell_output(std::string(CORRAL_TEST_CLI) + " describe 2>&1; echo \"status=$?\"");
+  INFO(said);
+  CHECK(said.find("status=0") != std::string::npos);
+  CHECK(said.find("\"digest\": \"sha256:") != std::string::npos);
+  CHECK(said.find("SHA-256 is unavailable") == std::string::npos);
+}
+
+TEST_CASE("corral serve and e2b become corral-full, and say what to do when it is missing", "[cli]") {
+  // Beside the build's corral: serve's and e2b's own usage, from corral-full.
   auto usage = shell_output(std::string(CORRAL_TEST_CLI) + " serve --help 2>&1; echo \"status=$?\"");
   CHECK(usage.find("corral serve") != std::string::npos);
   CHECK(usage.find("status=0") != std::string::npos);
+  auto e2b = shell_output(std::string(CORRAL_TEST_CLI) + " e2b --help 2>&1; echo \"status=$?\"");
+  CHECK(e2b.find("corral e2b key add") != std::string::npos);
+  CHECK(e2b.find("status=0") != std::string::npos);
 
   if (exists(CORRAL_TEST_INSTALLED_FULL)) {
     WARN(CORRAL_TEST_INSTALLED_FULL " is installed, so a lone corral finds it: the missing case is skipped");
@@ -71,7 +84,8 @@ TEST_CASE("corral serve becomes corral-full, and says what to do when it is miss
   temp_dir alone;
   auto copy = alone / "corral";
   std::filesystem::copy_file(CORRAL_TEST_CLI, copy);
-  for (const char* invocation : {" serve --socket /nonexistent/s", " run --nodes 127.0.0.1:1 -- /bin/true"}) {
+  for (const char* invocation :
+       {" serve --socket /nonexistent/s", " run --nodes 127.0.0.1:1 -- /bin/true", " e2b key ls --dir /nonexistent"}) {
     auto said = shell_output(copy + invocation + " 2>&1; echo \"status=$?\"");
     INFO(said);
     CHECK(said.find("corral-full") != std::string::npos);

@@ -1,8 +1,9 @@
-// The lean `corral` links neither CAF's middleman nor TLS nor the HTTP stack: each start
-// would pay their loading and relocations, which were the largest part of a one-shot
-// `corral run` (issue 17). The two commands that need them, `serve` and `run --nodes`,
-// become corral-full with the same arguments: exec keeps the pid, so a supervisor's
-// signals, systemd's MAINPID and a test's kill still reach the daemon.
+// The lean `corral` links neither CAF's middleman nor TLS nor the HTTP stack, nor
+// OpenSSL's libcrypto: each start would pay their loading and relocations, which were the
+// largest part of a one-shot `corral run` (issue 17). The commands that need them, `serve`,
+// `run --nodes` and `e2b` (its keys are drawn and compared with libcrypto), become
+// corral-full with the same arguments: exec keeps the pid, so a supervisor's signals,
+// systemd's MAINPID and a test's kill still reach the daemon.
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -38,5 +39,7 @@ int hand_to_full_program(const char* what) {
 int serve_command(const std::vector<std::string>&) { return hand_to_full_program("serve"); }
 
 int run_on_nodes(const run_options&) { return hand_to_full_program("run --nodes"); }
+
+int e2b_command(const std::vector<std::string>&) { return hand_to_full_program("e2b"); }
 
 } // namespace corral::cli
