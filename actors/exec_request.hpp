@@ -4,11 +4,14 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <caf/actor.hpp>
+namespace caf {
+class actor;
+}
 
 namespace corral {
 
@@ -38,7 +41,9 @@ struct exec_request {
   // It must answer each chunk with (ack_atom, bytes) to the chunk's sender once passed
   // on: past kLiveOutputWindow unacknowledged bytes the child waits (output_collector.hpp).
   // When every slot is taken it first gets execution_queued with its place in the line.
-  caf::actor live_output;
+  // Held by pointer so that this header, and a program that only fills and sends requests
+  // (the lean CLI's daemon path, proto/cli/front/), need not link CAF.
+  std::shared_ptr<const caf::actor> live_output;
   // A workspace (id or its owner's name) whose files are this execution's /work
   // (actors/workspaces/); empty: a fresh scratch dir, gone after.
   std::string workspace;

@@ -52,7 +52,7 @@ expected<exec_result> runtime::exec(const exec_request& request, const output_ca
     control->shared()->pending = 0;
   }
   exec_request r = request;
-  r.live_output = me;  // also what hands us the execution to cancel
+  r.live_output = std::make_shared<const caf::actor>(me);  // also what hands us the execution to cancel
   exec_async(r, [me](expected<exec_result> done) {
     exec_outcome o;
     o.ok = done.has_value();

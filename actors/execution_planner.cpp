@@ -132,7 +132,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   plan.boundary = ctx.boundary;
   plan.effective = *effective;
   plan.stdin_data = r.stdin_data;
-  plan.live_output = r.live_output;
+  plan.live_output = r.live_output ? *r.live_output : caf::actor{};
   plan.caller_path = ctx.caller_path;
   plan.cwd = r.cwd;
   plan.network = prof.network;

@@ -62,7 +62,7 @@ caf::behavior exec_job(caf::event_based_actor* self, caf::actor connection, caf:
     if (!bytes.empty()) self->send(connection, rpc_out_atom::value, notification(kind, bytes));
   };
   auto request = std::move(params.request);
-  request.live_output = self;
+  request.live_output = std::make_shared<const caf::actor>(caf::actor_cast<caf::actor>(self));
   self->request(supervisor, caf::infinite, exec_atom::value, std::move(request))
       .then(
           [=](exec_outcome& o) {

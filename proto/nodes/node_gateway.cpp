@@ -18,7 +18,7 @@ caf::behavior node_gateway(caf::event_based_actor* self, caf::actor supervisor, 
   });
   return {
       [=](exec_atom, exec_request& request) -> caf::result<exec_outcome> {
-        request.live_output = caf::actor{};  // arrives empty; never a remote subscriber
+        request.live_output.reset();  // arrives empty; never a remote subscriber
         auto reply = self->make_response_promise<exec_outcome>();
         reply.delegate(supervisor, exec_atom::value, std::move(request));
         return reply;

@@ -205,7 +205,7 @@ caf::behavior node_placement(self_ptr self, std::vector<placement_node> nodes, s
         auto id = st.next_id++;
         auto reply = self->make_response_promise<placed_outcome>();
         st.pending.emplace(id, in_flight_exec{*index, reply});
-        request.live_output = caf::actor{};
+        request.live_output.reset();
         auto node_label = n.node.address.label();
         auto node_index = *index;
         auto connection = n.connection;
