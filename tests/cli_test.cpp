@@ -39,7 +39,8 @@ std::vector<std::string> child_environment(const std::map<std::string, std::stri
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     auto name = kv.substr(0, kv.find('='));
-    if (name == "CORRAL_ALLOW_HOST" || name == "CORRAL_PRODUCTION" || extra.count(name)) continue;
+    if (name == "CORRAL_ALLOW_HOST" || name == "CORRAL_PRODUCTION" || name == "CORRAL_CONNECT" || extra.count(name))
+      continue;
     env.push_back(kv);
   }
   for (auto& [k, v] : extra) env.push_back(k + "=" + v);
@@ -367,6 +368,35 @@ TEST_CASE("corral run keeps exactly the cap and says what it dropped on stderr, 
   CHECK(via_daemon.out == in_process.out);
   CHECK(via_daemon.err == std::string(1000, 'b') + "corral: stdout truncated; 4000 bytes dropped (the daemon's output cap)\n" +
                               "corral: stderr truncated; 2000 bytes dropped (the daemon's output cap)\n");
+}
+
+TEST_CASE("CORRAL_CONNECT runs corral run through that daemon, and never in-process instead", "[cli][daemon]") {
+  served_daemon d;  // --allow-host: the daemon holds the host opt-in, the CLI gives none
+  auto via = run_cli({"run", "--tier", "host", "--", "/bin/sh", "-c", "echo through; echo err >&2; exit 3"},
+                     {{"CORRAL_CONNECT", d.socket}});
+  INFO(via.err);
+  // In-process, --tier host without --allow-host is refused (125): it ran in the daemon.
+  CHECK(via.exit_status == 3);
+  CHECK(via.out == "through\n");
+  CHECK(via.err == "err\n");
+
+  // What only applies in-process is refused, naming the variable, and nothing runs.
+  auto local = run_cli({"run", "--allow-host", "--", "/bin/echo", "ran"}, {{"CORRAL_CONNECT", d.socket}});
+  CHECK(local.exit_status == 125);
+  CHECK(local.out.empty());
+  CHECK_THAT(local.err, Catch::Contains("--allow-host has no effect with --connect"));
+  CHECK_THAT(local.err, Catch::Contains("CORRAL_CONNECT is set"));
+
+  // A daemon that is not there is an error that names it, not a run in-process.
+  auto gone = run_cli({"run", "--", "/bin/echo", "ran"}, {{"CORRAL_CONNECT", "/nonexistent/corral.sock"}});
+  CHECK(gone.exit_status == 125);
+  CHECK(gone.out.empty());
+  CHECK_THAT(gone.err, Catch::Contains("/nonexistent/corral.sock"));
+
+  // An empty value is no choice: in-process, as without it.
+  auto unset = run_cli({"run", "--tier", "host", "--allow-host", "--", "/bin/echo", "here"}, {{"CORRAL_CONNECT", ""}});
+  CHECK(unset.exit_status == 0);
+  CHECK(unset.out == "here\n");
 }
 
 TEST_CASE("corral workspace creates, runs in, copies both ways, lists, diffs and removes through the daemon", "[workspace][cli]") {

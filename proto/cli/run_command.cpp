@@ -12,6 +12,7 @@
 #include "proto/cli/grant_flags.hpp"
 #include "proto/cli/local_runtime.hpp"
 #include "proto/cli/run_streaming.hpp"
+#include "proto/cli/run_via_daemon.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/run_result.hpp"
 #include "config/write_all.hpp"
@@ -25,51 +26,6 @@ void configure_logging(bool verbose) {
   auto logger = spdlog::stderr_color_mt("corral");
   spdlog::set_default_logger(logger);
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
-}
-
-namespace {
-
-// The live pieces are exactly what the result keeps; what was dropped is said on stderr.
-void print_truncation_notices(const nlohmann::json& result) {
-  for (std::string stream : {"stdout", "stderr"})
-    if (result.value(stream + "_truncated", false))
-      std::cerr << "corral: " << stream << " truncated; " << result.value(stream + "_dropped_bytes", 0ull)
-                << " bytes dropped (the daemon's output cap)\n";
-}
-
-// --changes: what the program changed in its workspace, after its output, one line each.
-void print_changes(const nlohmann::json& result) {
-  for (auto& c : result["changes"]) std::cerr << change_line(c) << "\n";
-  if (result.value("changes_truncated", false)) std::cerr << "corral: the list of changes was cut short\n";
-  if (result.contains("changes_error")) std::cerr << "corral: no list of changes: " << result.value("changes_error", "") << "\n";
-}
-
-// --connect: the same output and exit status, with the daemon doing the work. Output
-// streams as it arrives (all of it at the end with --json, as in-process).
-int run_via_daemon(const run_options& options) {
-  auto client = daemon_client::connect(options.flags.connect_socket);
-  if (!client) return refuse(client.error(), options.json);
-  daemon_client::output_fn live;
-  if (!options.json)
-    live = [](const std::string& stream, const std::string& bytes) {
-      write_all(stream == "stderr" ? STDERR_FILENO : STDOUT_FILENO, bytes);
-    };
-  auto result = client->exec(options.request, live);
-  if (!result) return refuse(result.error(), options.json);
-  if (options.json) std::cout << result->dump() << "\n";
-  else print_truncation_notices(*result);
-  if (!options.json && result->contains("changes")) print_changes(*result);
-  auto ending = ending_of(*result);
-  if (auto line = ending_line(ending, nullptr); !line.empty()) std::cerr << line << "\n";
-  return result_status(ending);
-}
-
-} // namespace
-
-int refuse(const failure& f, bool json) {
-  if (json) std::cout << to_json(f).dump() << "\n";
-  std::cerr << "corral: " << f.describe() << "\n";
-  return failure_status(f);
 }
 
 int print_result(const exec_result& result, bool json, nlohmann::json extra) {
@@ -91,6 +47,8 @@ int run_command(const std::vector<std::string>& args) {
     return 0;
   }
   auto options = parse_run_options(args);
+  if (options)
+    if (auto read = read_stdin_file(*options); !read) options = read.error();
   if (!options) {
     std::cerr << "corral: " << options.error().describe() << "\n" << run_usage() << kGrantsHeading << kGrantUsage;
     return kExitRefused;

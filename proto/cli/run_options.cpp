@@ -1,6 +1,7 @@
 #include "proto/cli/run_options.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -30,7 +31,8 @@ options:
                     (sets [sandbox.network] mode = "allowlist" with these allow entries;
                     with --connect it narrows the daemon's allow-list)
   --allow-host      permit the host tier (no isolation; refused when CORRAL_PRODUCTION=1)
-  --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply)
+  --connect SOCKET  run through a `corral serve` daemon (its profile and opt-ins apply);
+                    CORRAL_CONNECT=SOCKET in the environment does the same
   --workspace W     run in the daemon's workspace W (its files at /work stay between runs;
                     needs --connect; see corral workspace --help)
   --changes         with --workspace: list what the program changed there (A/M/D lines on
@@ -129,6 +131,13 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     }
   }
   for (; i < args.size(); ++i) o.request.argv.push_back(args[i]);
+  // CORRAL_CONNECT: the operator's standing choice to run through a daemon, as --connect
+  // (not with --nodes, which names its own way).
+  if (o.flags.connect_socket.empty() && o.nodes.empty())
+    if (const char* socket = std::getenv("CORRAL_CONNECT"); socket && *socket) {
+      o.flags.connect_socket = socket;
+      o.connect_from_environment = true;
+    }
   const auto& f = o.flags;
   o.request.tier = f.tier;
   apply_limit_flags(f.limits, o.request);
@@ -145,7 +154,12 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     return make_failure(failure_kind::invalid_request,
                         "--node-cert, --node-key, --node-ca and --node-key-passphrase-file only apply with --nodes");
   if (!f.connect_socket.empty()) {
-    if (auto s = carry_to_daemon(f, o.request); !s) return s.error();
+    if (auto s = carry_to_daemon(f, o.request); !s) {
+      auto refused = s.error();
+      if (o.connect_from_environment)
+        refused.message += " (CORRAL_CONNECT is set: unset it to run in-process with these)";
+      return refused;
+    }
   } else if (!o.nodes.empty()) {
     if (auto s = connect_excludes_grants(f.grants); !s) return s.error();
     o.request.env.insert(f.grants.env.begin(), f.grants.env.end());  // a request may set variables
@@ -160,19 +174,22 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args) {
     o.request.code = o.request.argv.front();
     o.request.argv.erase(o.request.argv.begin());
   }
-  if (!o.stdin_file.empty()) {
-    expected<std::string> input = std::string();
-    if (o.stdin_file == "-") {
-      std::ostringstream s;
-      s << std::cin.rdbuf();
-      input = s.str();
-    } else {
-      input = read_file(o.stdin_file);
-    }
-    if (!input) return input.error();
-    o.request.stdin_data = *input;
-  }
   return o;
+}
+
+status read_stdin_file(run_options& o) {
+  if (o.stdin_file.empty()) return ok();
+  expected<std::string> input = std::string();
+  if (o.stdin_file == "-") {
+    std::ostringstream s;
+    s << std::cin.rdbuf();
+    input = s.str();
+  } else {
+    input = read_file(o.stdin_file);
+  }
+  if (!input) return input.error();
+  o.request.stdin_data = *input;
+  return ok();
 }
 
 } // namespace corral::cli

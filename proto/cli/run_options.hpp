@@ -19,9 +19,16 @@ struct run_options {
   std::vector<node_address> nodes;  // or on the least-loaded of these nodes
   node_tls node_credentials;
   bool json = false;
+  bool connect_from_environment = false;  // connect_socket came from CORRAL_CONNECT
 };
 
+// The flags, checked. With neither --connect nor --nodes, CORRAL_CONNECT names the daemon
+// as --connect would. Reads nothing: --stdin's file is read by read_stdin_file, once the
+// caller knows it is the one that runs the request.
 expected<run_options> parse_run_options(const std::vector<std::string>& args);
+
+// --stdin FILE ('-': this process's stdin) into the request.
+status read_stdin_file(run_options& options);
 
 std::string run_usage();
 
