@@ -1,7 +1,9 @@
-// The two CLI programs: the lean `corral` every one-shot run starts, and corral-full that
-// `serve`, `run --nodes` and `e2b` become (proto/cli/lean/hand_to_full.cpp).
+// The CLI's programs: `corral`, which every command starts (proto/cli/front/) and which
+// serves `run` through a daemon alone; corral-local.so, which it opens for the in-process
+// commands; and corral-full, which `serve`, `run --nodes` and `e2b` become.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -35,28 +37,40 @@ bool names_one_of(const std::set<std::string>& libraries, const std::string& ste
 }
 
 std::string full_program() { return (std::filesystem::path(CORRAL_TEST_CLI).parent_path() / "corral-full").string(); }
+std::string local_module() { return (std::filesystem::path(CORRAL_TEST_CLI).parent_path() / "corral-local.so").string(); }
 
 } // namespace
 
-TEST_CASE("the lean corral loads no node, TLS, HTTP or crypto library, and corral-full does", "[cli]") {
+TEST_CASE("corral loads no actor runtime, corral-local.so no node, TLS, HTTP or crypto library, corral-full all", "[cli]") {
   if (shell_output("command -v readelf").empty()) {
     WARN("readelf (binutils) is not installed: skipped");
     return;
   }
-  auto lean = needed_libraries(CORRAL_TEST_CLI);
+  auto front = needed_libraries(CORRAL_TEST_CLI);
+  auto local = needed_libraries(local_module());
   auto full = needed_libraries(full_program());
-  INFO("corral needs " << lean.size() << " libraries, corral-full " << full.size());
-  // The reading works: both name the actor library they run on.
-  REQUIRE(names_one_of(lean, "libcaf_core"));
+  INFO("corral needs " << front.size() << " libraries, corral-local.so " << local.size() << ", corral-full " << full.size());
+  // The reading works: each names the C library, the two with commands the actor library.
+  REQUIRE(names_one_of(front, "libc.so"));
+  REQUIRE(names_one_of(local, "libcaf_core"));
   REQUIRE(names_one_of(full, "libcaf_core"));
+  // The program every command starts loads nothing it does not use to reach a daemon.
+  for (const char* stem : {"libcaf_core", "libuv", "libtomlplusplus", "libspdlog", "libzstd", "libcrypto", "libssl"}) {
+    INFO(stem);
+    CHECK_FALSE(names_one_of(front, stem));
+  }
   for (const char* stem : {"libcaf_io", "libcaf_openssl", "libssl", "libhttp_parser", "libcrypto"}) {
     INFO(stem);
-    CHECK_FALSE(names_one_of(lean, stem));
+    CHECK_FALSE(names_one_of(local, stem));
   }
   // The daemon's stack is in corral-full, where serve and --nodes run.
   CHECK(names_one_of(full, "libcaf_io"));
   CHECK(names_one_of(full, "libssl"));
   CHECK(names_one_of(full, "libcrypto"));
+  // corral-local.so exports its entry alone: its own references are bound at its link.
+  auto exported = shell_output("nm -D --defined-only '" + local_module() + "' 2>/dev/null");
+  CHECK(exported.find("corral_local_main") != std::string::npos);
+  CHECK(std::count(exported.begin(), exported.end(), '\n') <= 2);
 }
 
 TEST_CASE("the lean corral still takes SHA-256 digests: libcrypto is opened when one is asked for", "[cli]") {
@@ -92,6 +106,28 @@ TEST_CASE("corral serve and e2b become corral-full, and say what to do when it i
     CHECK(said.find("was not found") != std::string::npos);
     CHECK(said.find("status=125") != std::string::npos);
   }
+}
+
+TEST_CASE("corral without corral-local.so says what to do, and still reaches a daemon", "[cli]") {
+  if (exists(CORRAL_TEST_INSTALLED_LOCAL)) {
+    WARN(CORRAL_TEST_INSTALLED_LOCAL " is installed, so a lone corral finds it: skipped");
+    return;
+  }
+  temp_dir alone;
+  auto copy = alone / "corral";
+  std::filesystem::copy_file(CORRAL_TEST_CLI, copy);
+  auto said = shell_output(copy + " run -- /bin/echo ran 2>&1; echo \"status=$?\"");
+  INFO(said);
+  CHECK(said.find("corral-local.so") != std::string::npos);
+  CHECK(said.find("was not found") != std::string::npos);
+  CHECK(said.find("status=125") != std::string::npos);
+  CHECK(said.find("ran\n") == std::string::npos);
+  // The daemon's path needs no module: the connect error is the daemon's absence.
+  auto via = shell_output(copy + " run --connect /nonexistent/corral.sock -- /bin/echo ran 2>&1; echo \"status=$?\"");
+  INFO(via);
+  CHECK(via.find("corral-local.so") == std::string::npos);
+  CHECK(via.find("/nonexistent/corral.sock") != std::string::npos);
+  CHECK(via.find("status=125") != std::string::npos);
 }
 
 } // namespace corral

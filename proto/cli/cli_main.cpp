@@ -1,4 +1,7 @@
-// corral: run untrusted code inside the boundary the operator chose.
+// corral: run untrusted code inside the boundary the operator chose. Every command, as
+// corral-full's main and the lean program's corral-local.so run them.
+#include "proto/cli/cli_main.hpp"
+
 #include <csignal>
 #include <iostream>
 #include <string>
@@ -34,7 +37,7 @@ when CORRAL_PRODUCTION=1.
 
 } // namespace
 
-int main(int argc, char** argv) {
+int corral::cli::cli_main(int argc, char** argv) {
   // A program that closes its end of a pipe must not kill corral with SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
   corral::cli::remember_invocation(argv);
