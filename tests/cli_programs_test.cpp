@@ -37,6 +37,16 @@ bool names_one_of(const std::set<std::string>& libraries, const std::string& ste
 }
 
 std::string full_program() { return (std::filesystem::path(CORRAL_TEST_CLI).parent_path() / "corral-full").string(); }
+// What a command line says on both outputs, its exit status appended ("status=N").
+std::string said_by(const std::string& command_line) { return shell_output(command_line + " 2>&1; echo \"status=$?\""); }
+
+// The build's corral copied alone into `dir`: none of its companions beside it.
+std::string lone_corral(const temp_dir& dir) {
+  auto copy = dir / "corral";
+  std::filesystem::copy_file(CORRAL_TEST_CLI, copy);
+  return copy;
+}
+
 std::string local_module() { return (std::filesystem::path(CORRAL_TEST_CLI).parent_path() / "corral-local.so").string(); }
 
 } // namespace
@@ -75,7 +85,7 @@ TEST_CASE("corral loads no actor runtime, corral-local.so no node, TLS, HTTP or 
 
 TEST_CASE("the lean corral still takes SHA-256 digests: libcrypto is opened when one is asked for", "[cli]") {
   // describe's digest is the SHA-256 of the descriptor (config/sha256.cpp).
-  auto said = shell_output(std::string(CORRAL_TEST_CLI) + " describe 2>&1; echo \"status=$?\"");
+  auto said = said_by(std::string(CORRAL_TEST_CLI) + " describe");
   INFO(said);
   CHECK(said.find("status=0") != std::string::npos);
   CHECK(said.find("\"digest\": \"sha256:") != std::string::npos);
@@ -84,10 +94,10 @@ TEST_CASE("the lean corral still takes SHA-256 digests: libcrypto is opened when
 
 TEST_CASE("corral serve and e2b become corral-full, and say what to do when it is missing", "[cli]") {
   // Beside the build's corral: serve's and e2b's own usage, from corral-full.
-  auto usage = shell_output(std::string(CORRAL_TEST_CLI) + " serve --help 2>&1; echo \"status=$?\"");
+  auto usage = said_by(std::string(CORRAL_TEST_CLI) + " serve --help");
   CHECK(usage.find("corral serve") != std::string::npos);
   CHECK(usage.find("status=0") != std::string::npos);
-  auto e2b = shell_output(std::string(CORRAL_TEST_CLI) + " e2b --help 2>&1; echo \"status=$?\"");
+  auto e2b = said_by(std::string(CORRAL_TEST_CLI) + " e2b --help");
   CHECK(e2b.find("corral e2b key add") != std::string::npos);
   CHECK(e2b.find("status=0") != std::string::npos);
 
@@ -96,11 +106,10 @@ TEST_CASE("corral serve and e2b become corral-full, and say what to do when it i
     return;
   }
   temp_dir alone;
-  auto copy = alone / "corral";
-  std::filesystem::copy_file(CORRAL_TEST_CLI, copy);
+  auto copy = lone_corral(alone);
   for (const char* invocation :
        {" serve --socket /nonexistent/s", " run --nodes 127.0.0.1:1 -- /bin/true", " e2b key ls --dir /nonexistent"}) {
-    auto said = shell_output(copy + invocation + " 2>&1; echo \"status=$?\"");
+    auto said = said_by(copy + invocation);
     INFO(said);
     CHECK(said.find("corral-full") != std::string::npos);
     CHECK(said.find("was not found") != std::string::npos);
@@ -114,16 +123,15 @@ TEST_CASE("corral without corral-local.so says what to do, and still reaches a d
     return;
   }
   temp_dir alone;
-  auto copy = alone / "corral";
-  std::filesystem::copy_file(CORRAL_TEST_CLI, copy);
-  auto said = shell_output(copy + " run -- /bin/echo ran 2>&1; echo \"status=$?\"");
+  auto copy = lone_corral(alone);
+  auto said = said_by(copy + " run -- /bin/echo ran");
   INFO(said);
   CHECK(said.find("corral-local.so") != std::string::npos);
   CHECK(said.find("was not found") != std::string::npos);
   CHECK(said.find("status=125") != std::string::npos);
   CHECK(said.find("ran\n") == std::string::npos);
   // The daemon's path needs no module: the connect error is the daemon's absence.
-  auto via = shell_output(copy + " run --connect /nonexistent/corral.sock -- /bin/echo ran 2>&1; echo \"status=$?\"");
+  auto via = said_by(copy + " run --connect /nonexistent/corral.sock -- /bin/echo ran");
   INFO(via);
   CHECK(via.find("corral-local.so") == std::string::npos);
   CHECK(via.find("/nonexistent/corral.sock") != std::string::npos);
