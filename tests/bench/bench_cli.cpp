@@ -7,7 +7,7 @@
 // to a `corral serve` this bench starts (its warm pool). Prints medians, p90s and the
 // ratios issue 17 states its targets in.
 // Usage: corral_bench_cli  (env BENCH_CLI_N, default 100 rounds; BENCH_CLI_BEFORE=another
-// build's corral to set beside it)
+// build's corral to set beside it, in-process and through the same daemon)
 #include <csignal>
 #include <cstdio>
 #include <string>
@@ -106,9 +106,14 @@ int run() {
       all.push_back({"corral_before", a, {}});
     }
     if (daemon.ok()) {
-      std::vector<std::string> a = {CORRAL_BENCH_CLI, "run", "--connect", daemon.socket(), "--"};
-      a.insert(a.end(), p.argv.begin(), p.argv.end());
-      all.push_back({"corral_connect", a, {}});
+      // The same daemon for both: the before build's own daemon path is its CLI's start.
+      const char* before = std::getenv("BENCH_CLI_BEFORE");
+      for (auto [name, cli] : {std::pair{"corral_connect", CORRAL_BENCH_CLI}, std::pair{"corral_before_connect", before}}) {
+        if (!cli || ::access(cli, X_OK) != 0) continue;
+        std::vector<std::string> a = {cli, "run", "--connect", daemon.socket(), "--"};
+        a.insert(a.end(), p.argv.begin(), p.argv.end());
+        all.push_back({name, a, {}});
+      }
     }
     for (int round = 0; round < warmup + n; ++round)
       for (auto& c : all) {
