@@ -99,22 +99,26 @@ int run() {
       all.push_back({"corral_contained", a, {}});
     }
     // BENCH_CLI_BEFORE: a corral built from another commit (with its corral-exec beside
-    // it), measured in the same rounds for a before/after.
-    if (const char* before = std::getenv("BENCH_CLI_BEFORE"); before && ::access(before, X_OK) == 0) {
+    // it), measured in the same rounds for a before/after, in-process and through the same
+    // daemon. Each daemon run comes after an in-process one, so that both find the pool
+    // re-armed alike (a jail is armed once the previous taker is done); on two cores the
+    // contender after each daemon run (corral_before, the next round's spawn) shares the
+    // CPU with that re-arming.
+    const char* before = std::getenv("BENCH_CLI_BEFORE");
+    if (before && ::access(before, X_OK) != 0) before = nullptr;
+    auto through_daemon = [&](const char* name, const char* cli) {
+      if (!daemon.ok()) return;
+      std::vector<std::string> a = {cli, "run", "--connect", daemon.socket(), "--"};
+      a.insert(a.end(), p.argv.begin(), p.argv.end());
+      all.push_back({name, a, {}});
+    };
+    if (before) {
+      through_daemon("corral_before_connect", before);
       std::vector<std::string> a = {before, "run", "--tier", "landlock", "--"};
       a.insert(a.end(), p.argv.begin(), p.argv.end());
       all.push_back({"corral_before", a, {}});
     }
-    if (daemon.ok()) {
-      // The same daemon for both: the before build's own daemon path is its CLI's start.
-      const char* before = std::getenv("BENCH_CLI_BEFORE");
-      for (auto [name, cli] : {std::pair{"corral_connect", CORRAL_BENCH_CLI}, std::pair{"corral_before_connect", before}}) {
-        if (!cli || ::access(cli, X_OK) != 0) continue;
-        std::vector<std::string> a = {cli, "run", "--connect", daemon.socket(), "--"};
-        a.insert(a.end(), p.argv.begin(), p.argv.end());
-        all.push_back({name, a, {}});
-      }
-    }
+    through_daemon("corral_connect", CORRAL_BENCH_CLI);
     for (int round = 0; round < warmup + n; ++round)
       for (auto& c : all) {
         auto start = clock_type::now();
