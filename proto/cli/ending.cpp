@@ -3,8 +3,10 @@
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <iostream>
 
 #include "proto/cli/commands.hpp"
+#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
 
@@ -37,6 +39,12 @@ int failure_status(const failure& f) {
   if (has("(errno 13)") || has("(errno 8)")) return kExitNotExecutable;
   if (has("not found") || has("(errno 2)")) return kExitNotFound;
   return kExitRefused;
+}
+
+int refuse(const failure& f, bool json) {
+  if (json) std::cout << to_json(f).dump() << "\n";
+  std::cerr << "corral: " << f.describe() << "\n";
+  return failure_status(f);
 }
 
 int result_status(const exec_result& r) {

@@ -22,6 +22,10 @@ inline constexpr int kExitNotExecutable = 126;
 // A failure's status: 126 and 127 for a program that could not be executed or found.
 int failure_status(const failure& f);
 
+// "corral: WHY" on stderr (and the JSON error on stdout with --json); 125 or the status
+// the failure's kind maps to (failure_status).
+int refuse(const failure& f, bool json);
+
 // The result's status: 124 on timeout, 128+N for a signal, else the exit code.
 int result_status(const exec_result& r);
 

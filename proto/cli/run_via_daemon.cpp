@@ -6,9 +6,7 @@
 #include "config/write_all.hpp"
 #include "proto/cli/change_lines.hpp"
 #include "proto/cli/ending.hpp"
-#include "proto/cli/run_result.hpp"
 #include "proto/daemon/daemon_client.hpp"
-#include "proto/jsonrpc/result_json.hpp"
 
 namespace corral::cli {
 
@@ -47,13 +45,6 @@ int run_via_daemon(const run_options& options) {
   auto ending = ending_of(*result);
   if (auto line = ending_line(ending, nullptr); !line.empty()) std::cerr << line << "\n";
   return result_status(ending);
-}
-
-
-int refuse(const failure& f, bool json) {
-  if (json) std::cout << to_json(f).dump() << "\n";
-  std::cerr << "corral: " << f.describe() << "\n";
-  return failure_status(f);
 }
 
 } // namespace corral::cli
