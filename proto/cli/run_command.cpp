@@ -9,7 +9,6 @@
 #include "proto/cli/change_lines.hpp"
 #include "proto/cli/commands.hpp"
 #include "proto/cli/ending.hpp"
-#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/local_runtime.hpp"
 #include "proto/cli/run_streaming.hpp"
 #include "proto/cli/run_via_daemon.hpp"
@@ -43,16 +42,13 @@ int print_result(const exec_result& result, bool json, nlohmann::json extra) {
 
 int run_command(const std::vector<std::string>& args) {
   if (asks_for_help(args)) {
-    std::cout << run_usage() << kGrantsHeading << kGrantUsage;
+    std::cout << run_usage();
     return 0;
   }
   auto options = parse_run_options(args);
   if (options)
     if (auto read = read_stdin_file(*options); !read) options = read.error();
-  if (!options) {
-    std::cerr << "corral: " << options.error().describe() << "\n" << run_usage() << kGrantsHeading << kGrantUsage;
-    return kExitRefused;
-  }
+  if (!options) return refuse_run_flags(options.error());
   configure_logging(options->flags.verbose);
   if (!options->flags.connect_socket.empty()) return run_via_daemon(*options);
   if (!options->nodes.empty()) return run_on_nodes(*options);

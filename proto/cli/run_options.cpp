@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "config/sizes.hpp"
+#include "proto/cli/commands.hpp"
+#include "proto/cli/grant_flags.hpp"
 
 namespace corral::cli {
 
@@ -59,7 +61,14 @@ non-zero ending of corral's making says why in one line on stderr.
 
 } // namespace
 
-std::string run_usage() { return std::string(kRunUsageHead) + kLimitFlagsUsage + kRunUsageTail; }
+std::string run_usage() {
+  return std::string(kRunUsageHead) + kLimitFlagsUsage + kRunUsageTail + kGrantsHeading + kGrantUsage;
+}
+
+int refuse_run_flags(const failure& f) {
+  std::cerr << "corral: " << f.describe() << "\n" << run_usage();
+  return kExitRefused;
+}
 
 namespace {
 

@@ -30,7 +30,11 @@ expected<run_options> parse_run_options(const std::vector<std::string>& args);
 // --stdin FILE ('-': this process's stdin) into the request.
 status read_stdin_file(run_options& options);
 
+// `corral run --help`: the flags, the limits and the grants.
 std::string run_usage();
+
+// A refused command line: "corral: WHY" and the usage on stderr; 125.
+int refuse_run_flags(const failure& f);
 
 // --nodes: corral-full places the request through the node pool (CAF's middleman behind
 // TLS); the lean `corral` hands its whole invocation to corral-full (proto/cli/lean/).

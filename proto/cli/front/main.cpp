@@ -10,7 +10,6 @@
 
 #include "proto/cli/commands.hpp"
 #include "proto/cli/front/local_commands.hpp"
-#include "proto/cli/grant_flags.hpp"
 #include "proto/cli/invocation.hpp"
 #include "proto/cli/run_options.hpp"
 #include "proto/cli/run_via_daemon.hpp"
@@ -30,10 +29,7 @@ int main(int argc, char** argv) {
       auto options = parse_run_options(args);
       if (options && !options->nodes.empty()) return run_on_nodes(*options);
       if (options && !options->flags.connect_socket.empty()) {
-        if (auto read = read_stdin_file(*options); !read) {
-          std::cerr << "corral: " << read.error().describe() << "\n" << run_usage() << kGrantsHeading << kGrantUsage;
-          return kExitRefused;
-        }
+        if (auto read = read_stdin_file(*options); !read) return refuse_run_flags(read.error());
         return run_via_daemon(*options);
       }
     }
