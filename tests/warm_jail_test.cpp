@@ -311,3 +311,45 @@ TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leav
   CHECK(entries(state + "/leases").empty());
 }
 
+
+// The helper joins its cgroups itself, so one still starting when the runtime stops joins
+// them after the pool retired its jail. The pool must wait for it to exit before the lease
+// finishes: a lease that found the cgroups empty too early removed some of them and kept
+// the rest (and the record) once the helper joined. A helper that starts 300 ms late makes
+// the stop land while it is still starting, every time.
+TEST_CASE("a runtime stopped while a jail's helper is still starting waits for it and leaves nothing",
+          "[landlock][warm]") {
+  REQUIRE_LANDLOCK();
+  temp_dir dir{"corral-slow-helper-"};
+  auto started = dir.path() + "/started";
+  auto wrapper = dir.path() + "/corral-exec";
+  {
+    std::ofstream w(wrapper);
+    w << "#!/bin/sh\necho $$ >> " << started << "\nsleep 0.3\nexec " << CORRAL_TEST_HELPER << " \"$@\"\n";
+  }
+  REQUIRE(::chmod(wrapper.c_str(), 0755) == 0);
+  temp_dir state_root{"corral-state-"};
+  auto state = state_root.path() + "/state";
+  runtime_options o;
+  o.prof = landlock_profile();
+  o.warm_jails = 1;
+  o.exec_helper = wrapper;
+  o.state_dir = state;
+  o.workspaces_dir = state_root.path() + "/workspaces";
+  auto rt = runtime::start(std::move(o));
+  REQUIRE(rt);
+  auto owners = entries(state + "/owners");  // the runtime's claim names its instance
+  REQUIRE(owners.size() == 1);
+  auto id = owners.front() + "-w1";
+  REQUIRE(eventually([&] { return !read_text(started).empty(); }));  // the attempt: the helper is starting
+  std::vector<pid_t> helpers;
+  std::istringstream lines(read_text(started));
+  for (pid_t pid; lines >> pid;) helpers.push_back(pid);
+  REQUIRE(std::any_of(helpers.begin(), helpers.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; }));
+
+  rt->reset();
+  for (pid_t pid : helpers) CHECK(::kill(pid, 0) != 0);  // exited and reaped before the stop returned
+  CHECK(cgroups_of(id).empty());
+  CHECK(entries(state + "/leases").empty());
+  CHECK(entries(state + "/scratch").empty());
+}

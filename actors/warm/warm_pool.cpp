@@ -28,6 +28,9 @@ constexpr milliseconds kMaxBackoff{30'000};
 // not compete for the CPU, but no longer than this, so a long execution does not leave
 // the pool empty for the requests that come meanwhile.
 constexpr milliseconds kRearmDelay{250};
+// A retired helper exits on the EOF of its fd 3; one that does not within this bound is
+// killed by its lease's finish (SIGKILL rounds) like any member.
+constexpr milliseconds kRetireBound{5000};
 
 struct warm_entry {
   std::string id;
@@ -36,6 +39,14 @@ struct warm_entry {
   std::shared_ptr<scratch_dir_owner> scratch;
   armed_child child;
   bool ready = false;  // the helper reported `armed`
+};
+
+// A jail retired while its helper still runs. A helper that is still starting joins its
+// cgroups late (it writes cgroup.procs itself): a lease finished before it has exited could
+// find the cgroups empty, remove some of them, and then fail on the rest once it joined.
+struct retiring_jail {
+  caf::actor lease;
+  std::shared_ptr<scratch_dir_owner> scratch;
 };
 
 } // namespace
@@ -49,7 +60,8 @@ struct warm_pool_state {
   unsigned failures = 0;  // in a row: sets the backoff
   bool backing_off = false;
   bool stopping = false;
-  std::size_t retiring = 0;
+  std::size_t retiring = 0;                        // leases being finished or waiting below
+  std::map<process_id, retiring_jail> exiting;     // retired; their lease finishes once they exit
   std::vector<caf::typed_response_promise<bool>> stop_replies;
 
   static inline const char* name = "warm_pool";
@@ -68,9 +80,22 @@ void answer_stop_if_done(self_ptr self) {
   st.stop_replies.clear();
 }
 
-// Ends a jail nobody took: EOF on its fd 3 lets it exit, the lease kills whatever is left
-// and removes its cgroups, then the scratch dir goes.
-void retire(self_ptr self, process_id process, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch) {
+void finish_lease(self_ptr self, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch) {
+  auto done = [=] {
+    scratch->remove();
+    --self->state.retiring;
+    answer_stop_if_done(self);
+  };
+  self->request(lease, kLeaseBound, finish_atom::value).then([=](lease_report&) { done(); }, [=](caf::error&) { done(); });
+}
+
+enum class helper_state { gone, running };
+
+// Ends a jail nobody took: EOF on its fd 3 lets its helper exit, the lease kills whatever
+// is left and removes its cgroups (after the helper has exited, if it was running), then
+// the scratch dir goes.
+void retire(self_ptr self, process_id process, caf::actor lease, std::shared_ptr<scratch_dir_owner> scratch,
+            helper_state helper = helper_state::gone) {
   auto& st = self->state;
   if (process) st.config.launcher->retire_armed(process);
   if (!lease) {
@@ -79,18 +104,23 @@ void retire(self_ptr self, process_id process, caf::actor lease, std::shared_ptr
   }
   self->demonitor(lease);
   ++st.retiring;
-  self->request(lease, kLeaseBound, finish_atom::value)
-      .then(
-          [=](lease_report&) {
-            scratch->remove();
-            --self->state.retiring;
-            answer_stop_if_done(self);
-          },
-          [=](caf::error&) {
-            scratch->remove();
-            --self->state.retiring;
-            answer_stop_if_done(self);
-          });
+  if (process && helper == helper_state::running) {
+    st.exiting[process] = retiring_jail{std::move(lease), std::move(scratch)};
+    self->delayed_send(self, kRetireBound, finish_atom::value, process);
+    return;
+  }
+  finish_lease(self, std::move(lease), std::move(scratch));
+}
+
+// The retired helper exited (or the bound passed): its lease can finish now.
+bool helper_exited(self_ptr self, process_id process) {
+  auto& st = self->state;
+  auto it = st.exiting.find(process);
+  if (it == st.exiting.end()) return false;
+  auto jail = std::move(it->second);
+  st.exiting.erase(it);
+  finish_lease(self, std::move(jail.lease), std::move(jail.scratch));
+  return true;
 }
 
 void fill(self_ptr self);
@@ -232,7 +262,9 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         auto it = st.entries.find(ev.id);
         if (it != st.entries.end()) self->send(it->second.lease, attach_atom::value, ev.id, ev.pid);
       },
-      [=](io_spawn_failed& ev) { lost(self, ev.id, "starting the exec helper: " + ev.what); },
+      [=](io_spawn_failed& ev) {
+        if (!helper_exited(self, ev.id)) lost(self, ev.id, "starting the exec helper: " + ev.what);
+      },
       [=](io_status& ev) {
         auto& st = self->state;
         auto it = st.entries.find(ev.id);
@@ -245,7 +277,10 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
           spdlog::debug("warm jail {}: {} failed: {}", it->second.id, ev.line.name, ev.line.message);
         }
       },
-      [=](io_exited& ev) { lost(self, ev.id, "its exec helper exited before it was used"); },
+      [=](io_exited& ev) {
+        if (!helper_exited(self, ev.id)) lost(self, ev.id, "its exec helper exited before it was used");
+      },
+      [=](finish_atom, process_id process) { helper_exited(self, process); },
       [=](io_chunk&) {},
       [=](io_eof&) {},
       [=](io_stdin_closed&) {},
@@ -254,7 +289,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         st.stopping = true;
         auto entries = std::move(st.entries);
         st.entries.clear();
-        for (auto& [process, e] : entries) retire(self, process, e.lease, e.scratch);
+        for (auto& [process, e] : entries) retire(self, process, e.lease, e.scratch, helper_state::running);
         if (st.leasing == 0 && st.retiring == 0) return true;
         st.stop_replies.push_back(self->make_response_promise<bool>());
         return st.stop_replies.back();

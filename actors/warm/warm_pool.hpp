@@ -11,10 +11,12 @@
 // is done (or has run 250 ms), so arming never competes with a short program for the CPU.
 //
 //   (take_atom) -> warm_jail   an armed jail (ok = false when none is ready: start cold)
-//   (stop_atom) -> bool        retires every jail (leases finished, scratch removed)
+//   (stop_atom) -> bool        retires every jail (helpers exited, leases finished, scratch removed)
 //
 // Failure edges: a jail that dies before it is taken is retired and replaced; arming that
 // keeps failing backs off (up to 30 s) and executions start cold meanwhile, never weaker.
+// A jail retired while its helper is still starting keeps its lease until the helper has
+// exited (bounded), since the helper joins its cgroups itself and may do so late.
 #pragma once
 
 #include <cstddef>
