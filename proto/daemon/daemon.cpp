@@ -11,12 +11,16 @@
 #include <spdlog/spdlog.h>
 
 #include "proto/daemon/client_connection.hpp"
+#include "proto/daemon/early_signals.hpp"
 #include "proto/describe/descriptor.hpp"
 #include "proto/describe/machine_report.hpp"
 
 namespace corral {
 
 status run_daemon(runtime_options ro, daemon_options options) {
+  // From here until the runtime has stopped, SIGTERM ends the daemon cleanly, whenever it
+  // comes (early_signals.hpp).
+  hold_stop_signals();
   if (options.socket_path.empty() && !options.stdio && !options.activated_socket)
     options.socket_path = default_socket_path();
   if (options.allowed.uids.empty() && options.allowed.gids.empty()) options.allowed.uids.push_back(::geteuid());
@@ -100,6 +104,7 @@ status run_daemon(runtime_options ro, daemon_options options) {
       !told)
     spdlog::warn("{}", told.error().describe());
   loop.run();
+  hold_stop_signals();  // the loop's watchers are gone: the leases still finish
   (void)options.service_manager.notify("STOPPING=1\nSTATUS=stopping: ending executions and removing their leases");
   e2b.reset();  // no new sandbox calls; their processes end with the runtime
   node.reset();  // no new remote executions while the runtime stops

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "actors/io/loop_inbox.hpp"
+#include "proto/daemon/early_signals.hpp"
 #include "proto/jsonrpc/jsonrpc.hpp"
 
 namespace corral {
@@ -459,6 +460,12 @@ void socket_loop::run() {
   uv_signal_start(&impl_->sighup, [](uv_signal_t*, int) {
     spdlog::info("SIGHUP ignored: restart the daemon to load a changed profile");
   }, SIGHUP);
+  // One that came while the daemon started (early_signals.hpp): stop as for it now.
+  if (int held = held_stop_signal()) {
+    signal_ = held;
+    spdlog::info("signal {} while starting: stopping", held);
+    impl_->begin_stop(false);
+  }
   impl_->ran = true;
   uv_run(&impl_->loop, UV_RUN_DEFAULT);
 }
