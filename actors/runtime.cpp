@@ -182,6 +182,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   if (const char* path = std::getenv("PATH")) sc.caller_path = path;
   sc.max_concurrent = options.max_concurrent;
   sc.warm_jails = options.warm_jails;
+  sc.warm_demand_window = options.warm_demand_window;
   p->max_concurrent = options.max_concurrent;
   auto* sys = p->sys.get();
   auto* io = p->io.get();

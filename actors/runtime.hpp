@@ -11,6 +11,7 @@
 //   actors/session_client.hpp wraps a stdio session in a blocking class.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -39,9 +40,12 @@ struct runtime_options {
   std::string exec_helper;  // empty: beside the running program, then the installed path
   std::string state_dir;    // empty: /run/corral for root, else $XDG_RUNTIME_DIR/corral or /tmp/corral-<uid>
   std::size_t max_concurrent = 16;
-  // Jails of the profile's tier armed ahead of requests (landlock only; 0: every execution
-  // starts cold). Each holds a cgroup, a scratch dir and two idle processes while it waits.
-  std::size_t warm_jails = 1;
+  // The most jails of the profile's tier armed ahead of requests (landlock only; 0: every
+  // execution starts cold). The pool keeps as many as executions wanted one at the same
+  // time within the last warm_demand_window, at least one. Each holds a cgroup, a scratch
+  // dir and two idle processes while it waits.
+  std::size_t warm_jails = 8;
+  std::chrono::milliseconds warm_demand_window{60'000};
   // Runs on the actor system's configuration before the system starts: a node loads the
   // middleman and TLS there (proto/nodes/node_listener.hpp).
   std::function<void(caf::actor_system_config&)> configure_system;

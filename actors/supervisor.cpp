@@ -355,6 +355,7 @@ void start_warm_pool(self_ptr self) {
   wc.caller_path = st.config.caller_path;
   wc.instance = st.instance;
   wc.size = st.config.warm_jails;
+  wc.demand_window = st.config.warm_demand_window;
   wc.make_lease = st.config.make_lease;
   st.warm_tier = *chosen;
   wc.owner = self;

@@ -9,6 +9,7 @@
 // With warm_jails, it also keeps a warm pool (linked) for the profile's own tier.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,6 +41,7 @@ struct supervisor_config {
   lease_factory make_lease;
   // Jails kept armed for the profile's tier when it supports them (actors/warm/warm_pool.hpp).
   std::size_t warm_jails = 0;
+  std::chrono::milliseconds warm_demand_window{60'000};
   // Prefixes every execution id; the runtime's claim in the state dir (instance_claim).
   // Empty: a random one (a supervisor without a state dir of its own, as in tests).
   std::string instance;

@@ -353,3 +353,46 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
   CHECK(entries(state + "/leases").empty());
   CHECK(entries(state + "/scratch").empty());
 }
+
+// The pool keeps as many jails as executions wanted at once within its demand window (a
+// miss counts like a take), never more than its ceiling, and retires the rest once that
+// demand ages out.
+TEST_CASE("the pool grows to the demand it saw, within its ceiling, and shrinks back", "[landlock][warm]") {
+  REQUIRE_LANDLOCK();
+  temp_dir state_root{"corral-state-"};
+  runtime_options o;
+  o.prof = landlock_profile();
+  o.warm_jails = 3;  // the ceiling
+  o.warm_demand_window = std::chrono::milliseconds(1500);
+  o.exec_helper = CORRAL_TEST_HELPER;
+  o.state_dir = state_root.path() + "/state";
+  o.workspaces_dir = state_root.path() + "/workspaces";
+  auto started = runtime::start(std::move(o));
+  REQUIRE(started);
+  auto& rt = *started;
+  auto records = [&] { return entries(state_root.path() + "/state/leases").size(); };
+
+  // No demand yet: one jail.
+  REQUIRE(eventually([&] { return rt->warm_jails_ready() == 1; }, std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(rt->warm_jails_ready() == 1);
+  CHECK(records() == 1);
+
+  // Four at once: one takes the jail, three start cold; the demand is four, the ceiling three.
+  std::vector<std::future<expected<exec_result>>> running;
+  for (int i = 0; i < 4; ++i)
+    running.push_back(std::async(std::launch::async, [&] { return rt->exec(program({"/bin/sleep", "0.3"})); }));
+  for (auto& f : running) {
+    auto r = f.get();
+    REQUIRE(r);
+    CHECK(r->exit_code == 0);
+  }
+  CHECK(eventually([&] { return rt->warm_jails_ready() == 3; }, std::chrono::seconds(10)));
+  CHECK(rt->warm_jails_ready() <= 3);
+
+  // The demand ages out: back to one, the others retired with their cgroups and records.
+  CHECK(eventually([&] { return rt->warm_jails_ready() == 1 && records() == 1; }, std::chrono::seconds(10)));
+  rt.reset();
+  CHECK(records() == 0);
+  CHECK(entries(state_root.path() + "/state/scratch").empty());
+}

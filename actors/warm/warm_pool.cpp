@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <deque>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -51,11 +52,31 @@ struct retiring_jail {
 
 } // namespace
 
+using clock_type = std::chrono::steady_clock;
+
+// How many executions wanted a jail at the same time, over the last demand window: the
+// pool keeps that many armed (at least one, at most config.size), so a burst of parallel
+// requests that came before finds its jails, armed meanwhile in the idle time between.
+struct demand {
+  std::set<caf::actor_addr> wanting;  // asked for a jail (taken or not), still running
+  std::deque<std::pair<clock_type::time_point, std::size_t>> seen;  // (when, how many at once)
+  bool check_pending = false;  // a (idle_atom) is on its way to shrink the pool when demand ages
+  std::size_t level = 1;        // the size in force while executions run (set when none does)
+
+  std::size_t peak(clock_type::time_point now, milliseconds window) {
+    while (!seen.empty() && now - seen.front().first > window) seen.pop_front();
+    std::size_t most = 0;
+    for (auto& [when, n] : seen) most = std::max(most, n);
+    return most;
+  }
+};
+
 struct warm_pool_state {
   warm_pool_config config;
   std::map<process_id, warm_entry> entries;  // spawned, armed or arming
   std::size_t leasing = 0;                   // jails whose lease is being acquired
-  std::set<caf::actor_addr> takers;          // took a jail, still running: its replacement waits
+  std::set<caf::actor_addr> takers;  // took a jail, still running: its replacement waits
+  struct demand demand;
   std::uint64_t next = 1;
   unsigned failures = 0;  // in a row: sets the backoff
   bool backing_off = false;
@@ -191,10 +212,61 @@ void arm_one(self_ptr self) {
           });
 }
 
+std::size_t wanted(self_ptr self) {
+  auto& st = self->state;
+  auto most = st.demand.peak(clock_type::now(), st.config.demand_window);
+  return std::clamp<std::size_t>(most, 1, std::max<std::size_t>(st.config.size, 1));
+}
+
+// The pool grows to the demand only while no execution that asked is running: arming the
+// jails for a burst beside the burst's own cold starts would slow them all. Meanwhile it
+// keeps the size it had (replacing what is taken) or shrinks with the demand.
 void fill(self_ptr self) {
   auto& st = self->state;
-  while (!st.stopping && !st.backing_off && st.entries.size() + st.leasing + st.takers.size() < st.config.size)
+  auto target = wanted(self);
+  if (st.demand.wanting.empty()) st.demand.level = target;
+  else target = std::min(target, st.demand.level);
+  while (!st.stopping && !st.backing_off && st.entries.size() + st.leasing + st.takers.size() < target)
     arm_one(self);
+}
+
+// Demand aged out of the window: retire the jails beyond it (those still arming first),
+// and look again when the next sighting ages out.
+void shrink(self_ptr self) {
+  auto& st = self->state;
+  st.demand.check_pending = false;
+  auto target = wanted(self);
+  st.demand.level = std::min(st.demand.level, target);
+  bool retired_ready = false;
+  while (!st.stopping && st.entries.size() + st.leasing > target && !st.entries.empty()) {
+    auto it = std::find_if(st.entries.begin(), st.entries.end(), [](auto& kv) { return !kv.second.ready; });
+    if (it == st.entries.end()) it = st.entries.begin();
+    auto process = it->first;
+    auto e = std::move(it->second);
+    st.entries.erase(it);
+    retired_ready = retired_ready || e.ready;
+    retire(self, process, e.lease, e.scratch, helper_state::running);
+  }
+  if (retired_ready) report_ready(self);
+  if (!st.demand.seen.empty() && !st.stopping) {
+    auto next = st.demand.seen.front().first + st.config.demand_window - clock_type::now();
+    st.demand.check_pending = true;
+    self->delayed_send(self, std::max(std::chrono::duration_cast<milliseconds>(next), milliseconds{1}) + milliseconds{1},
+                       idle_atom::value);
+  }
+}
+
+// An execution asked for a jail: it counts toward the demand while it runs. (One that
+// found none starts cold; arming beside it then readies a jail for the next request.)
+void note_asker(self_ptr self, const caf::actor_addr& asker) {
+  auto& st = self->state;
+  if (!asker) return;
+  if (st.demand.wanting.insert(asker).second) self->monitor(asker);
+  st.demand.seen.emplace_back(clock_type::now(), st.demand.wanting.size());
+  if (!st.demand.check_pending) {
+    st.demand.check_pending = true;
+    self->delayed_send(self, st.config.demand_window + milliseconds{1}, idle_atom::value);
+  }
 }
 
 // A jail that ended before anyone took it (spawn failure, arming failure, killed).
@@ -220,7 +292,9 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
     // Without its supervisor nobody takes a jail: the leases, dropped with this actor,
     // kill and remove what is left.
     if (down.source == st.config.owner.address()) return self->quit();
-    if (st.takers.erase(down.source) > 0) return fill(self);
+    bool was_wanting = st.demand.wanting.erase(down.source) > 0;
+    bool was_taker = st.takers.erase(down.source) > 0;
+    if (was_taker || (was_wanting && st.demand.wanting.empty())) return fill(self);
     for (auto& [process, e] : st.entries)
       if (e.lease.address() == down.source) {
         e.lease = caf::actor{};
@@ -231,6 +305,8 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
   return {
       [=](take_atom) {
         auto& st = self->state;
+        // A miss counts as much as a take: the next burst of this size finds its jails.
+        note_asker(self, caf::actor_cast<caf::actor_addr>(self->current_sender()));
         auto it = std::find_if(st.entries.begin(), st.entries.end(), [](auto& kv) { return kv.second.ready; });
         if (it == st.entries.end()) {
           fill(self);
@@ -239,10 +315,8 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
         auto& e = it->second;
         self->demonitor(e.lease);
         // The replacement is armed once the taker ends (down_msg) or after kRearmDelay.
-        if (auto taker = caf::actor_cast<caf::actor_addr>(self->current_sender()); taker && st.takers.insert(taker).second) {
-          self->monitor(taker);
+        if (auto taker = caf::actor_cast<caf::actor_addr>(self->current_sender()); taker && st.takers.insert(taker).second)
           self->delayed_send(self, kRearmDelay, rearm_atom::value, taker);
-        }
         warm_jail jail{true, std::move(e.child), std::move(e.lease), std::move(e.grant), std::move(e.scratch),
                        st.config.defaults};
         st.entries.erase(it);
@@ -257,6 +331,7 @@ caf::behavior warm_pool(self_ptr self, warm_pool_config config) {
       [=](rearm_atom, const caf::actor_addr& taker) {
         if (self->state.takers.erase(taker) > 0) fill(self);
       },
+      [=](idle_atom) { shrink(self); },
       [=](io_spawned& ev) {
         auto& st = self->state;
         auto it = st.entries.find(ev.id);

@@ -1,6 +1,11 @@
 // Warm jails: landlock jails armed before any request asks for one, so an execution's
 // request path is the launch of its program, not the building of its boundary.
 //
+// How many: as many as executions wanted a jail at the same time in the last minute (hits
+// and misses), at least one and at most the configured size; a burst of parallel requests
+// like one before finds its jails armed in the idle time between them. Jails beyond the
+// demand are retired once it ages out.
+//
 // Each warm jail is single-use and complete: its own cgroup lease (the profile's limits,
 // recorded on disk like any lease), scratch dir, namespaces, filesystem view, Landlock
 // ruleset and seccomp filter, armed by `corral-exec --warm` and waiting on its fd 3. An
@@ -19,6 +24,7 @@
 // exited (bounded), since the helper joins its cgroups itself and may do so late.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -54,7 +60,10 @@ struct warm_pool_config {
   std::string scratch_parent;
   std::string caller_path;
   std::string instance;  // names the jails' leases: <instance>-w<n>
+  // The most jails kept armed. The pool keeps as many as executions wanted one at the same
+  // time within the last demand_window (at least one), and retires the rest as demand ages.
   std::size_t size = 1;
+  std::chrono::milliseconds demand_window{60'000};
   lease_factory make_lease;
   caf::actor owner;  // the supervisor: the pool ends with it
 };

@@ -1,8 +1,9 @@
 """Throughput and latency of /bin/true through `corral serve` (used by scripts/bench).
 
 Starts its own daemon (landlock tier, temp socket and state dir), then prints
-  daemon_exec_per_s clients=N ...   for 1, 8 and 64 concurrent clients, one connection each
   daemon_latency median_us=... p90_us=...   one client, one exec at a time
+  daemon_burst size=8 ...   8 requests at once after an idle second, several rounds
+  daemon_exec_per_s clients=N ...   for 1, 8 and 64 concurrent clients, one connection each
 Usage: bench_daemon.py CORRAL_BINARY [N]"""
 
 import os
@@ -15,6 +16,44 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corral import Client  # noqa: E402
+
+
+def burst(sock, size, rounds):
+    """Parallel tool calls: `size` requests at once after an idle second, `rounds` times.
+    The first burst finds the pool as the sequential requests left it; the later ones find
+    what the pool kept for the demand it saw."""
+    clients = [Client(sock) for _ in range(size)]
+    try:
+        first, later, walls = [], [], []
+        for r in range(rounds):
+            time.sleep(1.0)
+            go = threading.Barrier(size + 1)
+            lat = [0.0] * size
+
+            def one(i):
+                go.wait()
+                t = time.perf_counter()
+                res = clients[i].exec(argv=["/bin/true"], tier="landlock")
+                lat[i] = (time.perf_counter() - t) * 1e6
+                assert res["exit_code"] == 0, res
+
+            threads = [threading.Thread(target=one, args=(i,)) for i in range(size)]
+            for th in threads:
+                th.start()
+            t = time.perf_counter()
+            go.wait()
+            for th in threads:
+                th.join()
+            walls.append((time.perf_counter() - t) * 1e3)
+            (first if r == 0 else later).extend(lat)
+        later.sort()
+        print("daemon_burst tier=landlock size=%d rounds=%d first_median_us=%.1f median_us=%.1f p90_us=%.1f "
+              "burst_median_ms=%.1f" % (size, rounds, sorted(first)[len(first) // 2], later[len(later) // 2],
+                                       later[min(len(later) - 1, int(0.9 * len(later)))],
+                                       sorted(walls[1:])[len(walls[1:]) // 2]))
+    finally:
+        for c in clients:
+            c.close()
 
 
 def main():
@@ -40,6 +79,7 @@ def main():
             lat.sort()
             print("daemon_latency tier=landlock median_us=%.1f p90_us=%.1f n=%d" % (
                 lat[len(lat) // 2], lat[min(len(lat) - 1, int(0.9 * len(lat)))], n))
+        burst(sock, 8, max(5, n // 25))
         for clients in (1, 8, 64):
             per = max(1, n // clients) if clients > 1 else n
             errors = []
