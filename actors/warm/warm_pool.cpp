@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <deque>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -42,9 +42,9 @@ struct warm_entry {
   bool ready = false;  // the helper reported `armed`
 };
 
-// A jail retired while its helper still runs. A helper that is still starting joins its
-// cgroups late (it writes cgroup.procs itself): a lease finished before it has exited could
-// find the cgroups empty, remove some of them, and then fail on the rest once it joined.
+// A jail retired while its helper still runs. The helper joins its cgroups itself, so one
+// still starting could join between the lease's check that they are empty and its rmdirs,
+// which would then fail and keep them: the lease finishes once the helper has exited.
 struct retiring_jail {
   caf::actor lease;
   std::shared_ptr<scratch_dir_owner> scratch;
@@ -59,15 +59,18 @@ using clock_type = std::chrono::steady_clock;
 // requests that came before finds its jails, armed meanwhile in the idle time between.
 struct demand {
   std::set<caf::actor_addr> wanting;  // asked for a jail (taken or not), still running
-  std::deque<std::pair<clock_type::time_point, std::size_t>> seen;  // (when, how many at once)
+  // (when, how many at once), each later sighting smaller: the window's largest is in front.
+  std::deque<std::pair<clock_type::time_point, std::size_t>> seen;
   bool check_pending = false;  // a (idle_atom) is on its way to shrink the pool when demand ages
   std::size_t level = 1;        // the size in force while executions run (set when none does)
 
+  void saw(clock_type::time_point now, std::size_t at_once) {
+    while (!seen.empty() && seen.back().second <= at_once) seen.pop_back();  // outlived and outdone
+    seen.emplace_back(now, at_once);
+  }
   std::size_t peak(clock_type::time_point now, milliseconds window) {
     while (!seen.empty() && now - seen.front().first > window) seen.pop_front();
-    std::size_t most = 0;
-    for (auto& [when, n] : seen) most = std::max(most, n);
-    return most;
+    return seen.empty() ? 0 : seen.front().second;
   }
 };
 
@@ -262,7 +265,7 @@ void note_asker(self_ptr self, const caf::actor_addr& asker) {
   auto& st = self->state;
   if (!asker) return;
   if (st.demand.wanting.insert(asker).second) self->monitor(asker);
-  st.demand.seen.emplace_back(clock_type::now(), st.demand.wanting.size());
+  st.demand.saw(clock_type::now(), st.demand.wanting.size());
   if (!st.demand.check_pending) {
     st.demand.check_pending = true;
     self->delayed_send(self, st.config.demand_window + milliseconds{1}, idle_atom::value);
