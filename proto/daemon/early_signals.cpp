@@ -12,6 +12,8 @@ void hold(int sig) {
   if (held == 0) held = sig;
 }
 
+void disregard(int) {}
+
 } // namespace
 
 void hold_stop_signals() {
@@ -21,10 +23,10 @@ void hold_stop_signals() {
   sa.sa_flags = SA_RESTART;
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  ::sigaction(SIGHUP, &ignore, nullptr);
+  // Caught and dropped, not SIG_IGN: an ignored disposition would pass to every child the
+  // runtime starts, where a caught one is reset by exec.
+  sa.sa_handler = disregard;
+  ::sigaction(SIGHUP, &sa, nullptr);
 }
 
 int held_stop_signal() { return held; }

@@ -7,7 +7,7 @@
 
 namespace corral {
 
-// Catches SIGTERM and SIGINT and ignores SIGHUP from now on, until the socket loop installs
+// Catches SIGTERM and SIGINT and drops SIGHUP from now on, until the socket loop installs
 // its own watchers. Call before anything starts, and again once the loop has returned.
 void hold_stop_signals();
 // The first stop signal held since the process started, or 0.
