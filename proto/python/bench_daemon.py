@@ -3,7 +3,8 @@
 Starts its own daemon (landlock tier, temp socket and state dir), then prints
   daemon_latency median_us=... p90_us=...   one client, one exec at a time
   daemon_burst size=8 ...   8 requests at once after an idle second, several rounds
-  daemon_exec_per_s clients=N ...   for 1, 8 and 64 concurrent clients, one connection each
+  daemon_exec_per_s clients=N ...   for 1, 8 and 64 concurrent clients, one connection each,
+      with the CPU per execution of the daemon itself and of its children (helpers, jails)
 Usage: bench_daemon.py CORRAL_BINARY [N]"""
 
 import os
@@ -16,6 +17,15 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from corral import Client  # noqa: E402
+
+
+def cpu_seconds(pid):
+    """(the daemon's own CPU, its reaped children's) in seconds, from /proc/PID/stat. The
+    children are the exec helpers with what they reaped: the jails' inits and programs."""
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    utime, stime, cutime, cstime = (int(x) / tick for x in fields[11:15])
+    return utime + stime, cutime + cstime
 
 
 def burst(sock, size, rounds):
@@ -94,15 +104,19 @@ def main():
                     errors.append(repr(e))
 
             threads = [threading.Thread(target=worker) for _ in range(clients)]
+            before = cpu_seconds(daemon.pid)
             t = time.perf_counter()
             for th in threads:
                 th.start()
             for th in threads:
                 th.join()
             took = time.perf_counter() - t
+            time.sleep(0.3)  # the last helpers exit and are reaped
+            after = cpu_seconds(daemon.pid)
             total = per * clients
-            print("daemon_exec_per_s tier=landlock clients=%d execs=%d per_s=%.1f errors=%d" % (
-                clients, total, total / took, len(errors)))
+            own, children = ((a - b) * 1000 / total for a, b in zip(after, before))
+            print("daemon_exec_per_s tier=landlock clients=%d execs=%d per_s=%.1f errors=%d "
+                  "daemon_cpu_ms=%.2f children_cpu_ms=%.2f" % (clients, total, total / took, len(errors), own, children))
     finally:
         daemon.terminate()
         daemon.wait(timeout=60)
