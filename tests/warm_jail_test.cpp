@@ -311,24 +311,28 @@ TEST_CASE("a warm jail killed before use is replaced, and a stopped runtime leav
   CHECK(entries(state + "/leases").empty());
 }
 
-
-// The helper joins its cgroups itself, so one still starting when the runtime stops joins
-// them after the pool retired its jail. The pool must wait for it to exit before the lease
-// finishes: a lease that found the cgroups empty too early removed some of them and kept
-// the rest (and the record) once the helper joined. A helper that starts 300 ms late makes
-// the stop land while it is still starting, every time.
+// The helper joins its cgroups itself, so one still starting when the runtime stops must
+// find them still there: the pool finishes the jail's lease only once the helper has
+// exited. Here the helper starts 300 ms late, under a wrapper that records whether its
+// lease was still held when it started, and that it ended. A pool that finished the lease
+// at once returned from the stop with the wrapper still asleep, and the I/O loop's end
+// killed it: nothing recorded.
 TEST_CASE("a runtime stopped while a jail's helper is still starting waits for it and leaves nothing",
           "[landlock][warm]") {
   REQUIRE_LANDLOCK();
   temp_dir dir{"corral-slow-helper-"};
   auto started = dir.path() + "/started";
+  auto held = dir.path() + "/held";
+  auto ended = dir.path() + "/ended";
   auto wrapper = dir.path() + "/corral-exec";
+  temp_dir state_root{"corral-state-"};
   {
     std::ofstream w(wrapper);
-    w << "#!/bin/sh\necho $$ >> " << started << "\nsleep 0.3\nexec " << CORRAL_TEST_HELPER << " \"$@\"\n";
+    w << "#!/bin/sh\necho $$ >> " << started << "\nsleep 0.3\n"
+      << "ls " << state_root.path() << "/state/leases | grep -c -- '-w1.lease$' >> " << held << "\n"
+      << CORRAL_TEST_HELPER << " \"$@\"\nstatus=$?\necho $status >> " << ended << "\nexit $status\n";
   }
   REQUIRE(::chmod(wrapper.c_str(), 0755) == 0);
-  temp_dir state_root{"corral-state-"};
   auto state = state_root.path() + "/state";
   runtime_options o;
   o.prof = landlock_profile();
@@ -346,9 +350,12 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
   std::istringstream lines(read_text(started));
   for (pid_t pid; lines >> pid;) helpers.push_back(pid);
   REQUIRE(std::any_of(helpers.begin(), helpers.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; }));
+  REQUIRE(read_text(ended).empty());  // still starting when the stop comes
 
   rt->reset();
   for (pid_t pid : helpers) CHECK(::kill(pid, 0) != 0);  // exited and reaped before the stop returned
+  CHECK(read_text(held) == "1\n");  // its lease (cgroups and record) outlived its start
+  CHECK_FALSE(read_text(ended).empty());  // and it ran to its end (retired by EOF)
   CHECK(cgroups_of(id).empty());
   CHECK(entries(state + "/leases").empty());
   CHECK(entries(state + "/scratch").empty());
