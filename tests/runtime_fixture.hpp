@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <dirent.h>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -70,7 +71,9 @@ struct test_runtime {
   std::size_t warm = 0;
 
   // warm_jails: none by default, so a test knows whether its jail started cold or warm.
-  explicit test_runtime(profile prof = host_profile(), bool allow_host = true, std::size_t warm_jails = 0) {
+  // `adjust` changes the options last (the helper, the pool's demand window).
+  explicit test_runtime(profile prof = host_profile(), bool allow_host = true, std::size_t warm_jails = 0,
+                        const std::function<void(runtime_options&)>& adjust = {}) {
     runtime_options o;
     o.prof = std::move(prof);
     o.allow_host = allow_host;
@@ -78,6 +81,7 @@ struct test_runtime {
     o.exec_helper = CORRAL_TEST_HELPER;
     o.state_dir = state.path() + "/state";
     o.workspaces_dir = state.path() + "/workspaces";  // never the machine's own
+    if (adjust) adjust(o);
     auto started = runtime::start(std::move(o));
     if (!started) FAIL("runtime::start: " << started.error().describe());
     rt = std::move(*started);

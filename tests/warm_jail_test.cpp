@@ -325,23 +325,17 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
   auto held = dir.path() + "/held";
   auto ended = dir.path() + "/ended";
   auto wrapper = dir.path() + "/corral-exec";
-  temp_dir state_root{"corral-state-"};
-  {
-    std::ofstream w(wrapper);
-    w << "#!/bin/sh\necho $$ >> " << started << "\nsleep 0.3\n"
-      << "ls " << state_root.path() << "/state/leases | grep -c -- '-w1.lease$' >> " << held << "\n"
-      << CORRAL_TEST_HELPER << " \"$@\"\nstatus=$?\necho $status >> " << ended << "\nexit $status\n";
-  }
-  REQUIRE(::chmod(wrapper.c_str(), 0755) == 0);
-  auto state = state_root.path() + "/state";
-  runtime_options o;
-  o.prof = landlock_profile();
-  o.warm_jails = 1;
-  o.exec_helper = wrapper;
-  o.state_dir = state;
-  o.workspaces_dir = state_root.path() + "/workspaces";
-  auto rt = runtime::start(std::move(o));
-  REQUIRE(rt);
+  auto t = std::make_unique<test_runtime>(landlock_profile(), false, 1, [&](runtime_options& o) {
+    {
+      std::ofstream w(wrapper);
+      w << "#!/bin/sh\necho $$ >> " << started << "\nsleep 0.3\n"
+        << "ls " << o.state_dir << "/leases | grep -c -- '-w1.lease$' >> " << held << "\n"
+        << o.exec_helper << " \"$@\"\nstatus=$?\necho $status >> " << ended << "\nexit $status\n";
+    }
+    REQUIRE(::chmod(wrapper.c_str(), 0755) == 0);
+    o.exec_helper = wrapper;
+  });
+  auto state = t->state.path() + "/state";
   auto owners = entries(state + "/owners");  // the runtime's claim names its instance
   REQUIRE(owners.size() == 1);
   auto id = owners.front() + "-w1";
@@ -352,7 +346,7 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
   REQUIRE(std::any_of(helpers.begin(), helpers.end(), [](pid_t pid) { return ::kill(pid, 0) == 0; }));
   REQUIRE(read_text(ended).empty());  // still starting when the stop comes
 
-  rt->reset();
+  t->rt.reset();
   for (pid_t pid : helpers) CHECK(::kill(pid, 0) != 0);  // exited and reaped before the stop returned
   CHECK(read_text(held) == "1\n");  // its lease (cgroups and record) outlived its start
   CHECK_FALSE(read_text(ended).empty());  // and it ran to its end (retired by EOF)
@@ -366,18 +360,11 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
 // demand ages out.
 TEST_CASE("the pool grows to the demand it saw, within its ceiling, and shrinks back", "[landlock][warm]") {
   REQUIRE_LANDLOCK();
-  temp_dir state_root{"corral-state-"};
-  runtime_options o;
-  o.prof = landlock_profile();
-  o.warm_jails = 3;  // the ceiling
-  o.warm_demand_window = std::chrono::milliseconds(1500);
-  o.exec_helper = CORRAL_TEST_HELPER;
-  o.state_dir = state_root.path() + "/state";
-  o.workspaces_dir = state_root.path() + "/workspaces";
-  auto started = runtime::start(std::move(o));
-  REQUIRE(started);
-  auto& rt = *started;
-  auto records = [&] { return entries(state_root.path() + "/state/leases").size(); };
+  test_runtime t(landlock_profile(), false, 3, [](runtime_options& o) {  // a ceiling of three
+    o.warm_demand_window = std::chrono::milliseconds(1500);
+  });
+  auto& rt = t.rt;
+  auto records = [&] { return entries(t.state.path() + "/state/leases").size(); };
 
   // No demand yet: one jail.
   REQUIRE(eventually([&] { return rt->warm_jails_ready() == 1; }, std::chrono::seconds(10)));
@@ -401,5 +388,5 @@ TEST_CASE("the pool grows to the demand it saw, within its ceiling, and shrinks 
   CHECK(eventually([&] { return rt->warm_jails_ready() == 1 && records() == 1; }, std::chrono::seconds(10)));
   rt.reset();
   CHECK(records() == 0);
-  CHECK(entries(state_root.path() + "/state/scratch").empty());
+  CHECK(entries(t.state.path() + "/state/scratch").empty());
 }
