@@ -199,9 +199,16 @@ TEST_CASE("serve stops cleanly on a SIGTERM that comes while it starts", "[daemo
     std::string socket = where / ("d" + std::to_string(round) + ".sock");
     watched_serve d({"--socket", socket, "-v"});
     auto owners = d.dir / "state/owners";
+    // A claim is made as `<instance>.<pid>.pending`, linked to `<instance>`, and the pending
+    // name unlinked: only the settled name counts.
+    auto settled_claims = [&] {
+      auto names = entries(owners);
+      std::erase_if(names, [](const std::string& n) { return n.ends_with(".pending"); });
+      return names;
+    };
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (entries(owners).empty() && std::chrono::steady_clock::now() < deadline) ::usleep(200);
-    auto claims = entries(owners);
+    while (settled_claims().empty() && std::chrono::steady_clock::now() < deadline) ::usleep(200);
+    auto claims = settled_claims();
     REQUIRE(claims.size() == 1);
     std::string instance = claims.front();
     int status = d.stop();
