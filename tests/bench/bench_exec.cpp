@@ -25,6 +25,7 @@
 #include "actors/runtime.hpp"
 #include "config/toml/toml_profile.hpp"
 #include "tests/bench/bench_util.hpp"
+#include "tests/bench/step_tally.hpp"
 #include "tiers/default_tiers.hpp"
 #include "tiers/kernel_features.hpp"
 
@@ -198,16 +199,11 @@ int run(int argc, char** argv) {
   auto base = summarize(sample(warmup, n, [] { return spawn_and_wait({"/bin/true"}); }));
   std::printf("spawn_true median_us=%.1f p90_us=%.1f n=%d\n", base.median_us, base.p90_us, n);
 
-  // Each result's setup steps, by name in the order the helper reports them.
-  std::vector<std::pair<std::string, std::vector<double>>> steps;
+  step_tally steps;
   auto inproc = summarize(sample(warmup, n, [&] {
     exec_result r;
     if (!exec_ok(true_req, &r)) return false;
-    for (auto& step : r.steps) {
-      auto it = std::find_if(steps.begin(), steps.end(), [&](auto& s) { return s.first == step.name; });
-      if (it == steps.end()) it = steps.insert(steps.end(), {step.name, {}});
-      it->second.push_back(static_cast<double>(step.micros));
-    }
+    steps.add(r);
     return true;
   }));
   print_latency("exec_true_inprocess", tier, inproc, base, n);
@@ -245,11 +241,7 @@ int run(int argc, char** argv) {
   // Where the in-process latency goes, as the exec helper reports its setup steps
   // (warm-up runs included: a step's cost does not depend on being measured).
   if (steps.empty()) std::printf("step_breakdown skipped: tier %s reports no setup steps\n", tier.c_str());
-  for (auto& [name, us] : steps) {
-    auto st = summarize(us);
-    std::printf("step %s tier=%s median_us=%.1f p90_us=%.1f share_of_inprocess=%.2f\n", name.c_str(), tier.c_str(),
-                st.median_us, st.p90_us, st.median_us / inproc.median_us);
-  }
+  steps.print("tier=" + tier, inproc);
   return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "actors/runtime.hpp"
 #include "tests/bench/bench_util.hpp"
 #include "tests/bench/peer_commands.hpp"
+#include "tests/bench/step_tally.hpp"
 
 namespace corral::bench {
 
@@ -59,15 +60,18 @@ int run() {
   auto until_armed = [&] {
     for (int i = 0; i < 2000 && warm_rt->warm_jails_ready() == 0; ++i) ::usleep(1000);
   };
-  auto in_tier = [&](const std::string& tier, std::vector<std::string> argv, runtime* rt_ptr) {
+  // `steps`, when given, tallies each result's setup steps.
+  auto in_tier = [&](const std::string& tier, std::vector<std::string> argv, runtime* rt_ptr,
+                     step_tally* steps = nullptr) {
     exec_request req;
     req.language = "argv";
     req.tier = tier;
     req.argv = std::move(argv);
-    return [rt = rt_ptr, req] {
+    return [rt = rt_ptr, req, steps] {
       auto r = rt->exec(req);
       if (!r) std::fprintf(stderr, "corral_bench_peers: tier %s: %s\n", req.tier.c_str(), r.error().describe().c_str());
       else if (r->exit_code != 0) std::fprintf(stderr, "corral_bench_peers: tier %s: exit %d\n", req.tier.c_str(), r->exit_code.value_or(-1));
+      else if (steps) steps->add(*r);
       return r && r->exit_code == 0;
     };
   };
@@ -90,9 +94,10 @@ int run() {
     }
     auto host = summarize(sample(warmup, n, in_tier("host", p.argv, cold_rt.get())));
     print(("host_" + std::string(p.label)).c_str(), host, n);
-    auto cold = summarize(sample(warmup, n, in_tier("landlock", p.argv, cold_rt.get())));
+    step_tally cold_steps, warm_steps;
+    auto cold = summarize(sample(warmup, n, in_tier("landlock", p.argv, cold_rt.get(), &cold_steps)));
     print(("landlock_cold_" + std::string(p.label)).c_str(), cold, n);
-    auto landlock = summarize(sample(warmup, n, in_tier("landlock", p.argv, warm_rt.get()), until_armed));
+    auto landlock = summarize(sample(warmup, n, in_tier("landlock", p.argv, warm_rt.get(), &warm_steps), until_armed));
     print(("landlock_" + std::string(p.label)).c_str(), landlock, n);
     // Back to back, the next request comes while the pool re-arms: some start cold.
     auto busy = summarize(sample(warmup, n, in_tier("landlock", p.argv, warm_rt.get())));
@@ -105,6 +110,9 @@ int run() {
                   landlock.median_us / peer.median_us, cold.median_us / peer.median_us,
                   peer.median_us / spawn.median_us);
     std::printf("\n");
+    // Where each path's time goes: the runtime's phases and, cold, the helper's steps.
+    cold_steps.print(std::string("landlock_cold_") + p.label, cold);
+    warm_steps.print(std::string("landlock_") + p.label, landlock);
   }
   return 0;
 }
