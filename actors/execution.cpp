@@ -257,6 +257,8 @@ void lease_ready(self_ptr self, const lease_acquired& acquired) {
 
 void acquire_lease(self_ptr self) {
   auto& st = self->state;
+  // Cold: the execution's own scratch dir (a warm jail came with one).
+  if (auto made = make_scratch_dir(st.plan); !made) return reply_failure(self, made.error());
   st.lease = st.env.make_lease(lease_request_for(st.plan));
   self->monitor(st.lease);
   self->request(st.lease, kLeaseBound, acquire_atom::value)
@@ -280,11 +282,9 @@ void start_warm(self_ptr self, warm_jail jail) {
   self->monitor(st.lease);
   st.warm = std::move(jail);
   st.warmth = warm_state::taken;
-  // What the planner wrote (the source file) goes where the jail already shows /work.
-  auto moved = st.warm->scratch->take_contents_of(*st.plan.scratch);
-  st.plan.scratch = st.warm->scratch;  // the jail's dir is the execution's now, removed at its end
-  st.plan.work_dir = st.plan.scratch->path();
-  if (!moved) return reply_failure(self, moved.error());
+  // The jail's dir (already its /work) is the execution's now, removed at its end; the
+  // source file, if any, is written there.
+  if (auto used = use_scratch_dir(st.plan, st.warm->scratch); !used) return reply_failure(self, used.error());
   // The jail's cgroups were made with the profile's limits: the request's may be tighter.
   const auto& armed = st.warm->armed_limits;
   const auto& asked = st.plan.effective;

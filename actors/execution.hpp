@@ -48,13 +48,19 @@ struct execution_plan {
   std::vector<exec_step> steps;
   limits effective;
   std::optional<std::string> stdin_data;
-  // The working directory (the jail's /work), host path.
+  // The working directory (the jail's /work), host path: a workspace's files, or the
+  // scratch dir once the execution has one.
   std::string work_dir;
   std::string cwd;  // exec_request::cwd: where its steps start, inside the boundary
-  // Its owner when it is a scratch dir the planner made: removed on the way out (the
-  // execution's end, a session's end, or the queue's drain at stop). Null when the
-  // execution borrows a workspace's files, which outlive it.
+  // Its scratch dir's owner once there is one: removed on the way out (the execution's
+  // end, a session's end, or the queue's drain at stop). Null when the execution borrows a
+  // workspace's files, which outlive it, and until it starts: a warm jail brings its own
+  // dir, so the execution makes one only when it starts cold (make_scratch_dir).
   std::shared_ptr<scratch_dir_owner> scratch;
+  std::string scratch_parent;  // where that dir is made
+  // What goes into the scratch dir before the first step: file name -> content (a
+  // language's source file).
+  std::map<std::string, std::string> scratch_files;
   std::string workspace;  // the workspace it runs in (id); empty: none
   std::uint64_t workspace_loan = 0;  // its borrow of it, given back at its end
   // A workspace with a holder: each step enters it (its lease is a share of the
@@ -97,6 +103,24 @@ struct execution_state;
 // Removes the plan's scratch dir now, if it has one; a workspace's files are not its own.
 inline void remove_owned_scratch(execution_plan& plan) {
   if (plan.scratch) plan.scratch->remove();
+}
+
+// Gives the plan `dir` as its scratch dir (the jail's /work) and writes its files there.
+inline status use_scratch_dir(execution_plan& plan, std::shared_ptr<scratch_dir_owner> dir) {
+  plan.scratch = std::move(dir);
+  plan.work_dir = plan.scratch->path();
+  for (const auto& [name, content] : plan.scratch_files)
+    if (auto s = plan.scratch->write_file(name, content); !s) return s;
+  return ok();
+}
+
+// Makes the plan's own scratch dir, bounded by its scratch_bytes, unless it has one or runs
+// in a workspace.
+inline status make_scratch_dir(execution_plan& plan) {
+  if (plan.scratch || !plan.workspace.empty()) return ok();
+  auto made = scratch_dir_owner::make(plan.scratch_parent, plan.id, plan.effective.scratch_bytes);
+  if (!made) return made.error();
+  return use_scratch_dir(plan, std::move(*made));
 }
 
 // The lease an execution (or a session, planned as one) asks for.

@@ -3,14 +3,12 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "config/tighten.hpp"
 #include "config/tighten_network.hpp"
-#include "config/write_all.hpp"
 #include "tiers/profile_fit.hpp"
 #include "tiers/jail/scratch_dir.hpp"
 
@@ -24,20 +22,6 @@ status check_text(const std::string& what, const std::string& s) {
   if (has_nul(s))
     return make_failure(failure_kind::invalid_request,
                         what + " contains a NUL byte, which no program can receive");
-  return ok();
-}
-
-status write_file(const std::string& path, const std::string& content) {
-  // 0644 inside a 0700 dir: only the execution reads it, and a jail running as another
-  // uid than the runtime's (root maps to nobody) still can.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0) return make_failure(failure_kind::internal, "open " + path + ": " + std::strerror(errno));
-  if (!write_all(fd, content)) {
-    int e = errno;
-    ::close(fd);
-    return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(e));
-  }
-  ::close(fd);
   return ok();
 }
 
@@ -160,11 +144,10 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
                                   effective->cpu_cores != w.cpu_cores))
       plan.not_enforced.push_back("per_execution_limits_in_workspace");
   } else {
-    // A plan refused past here drops its owner, which removes the dir.
-    auto scratch = scratch_dir_owner::make(ctx.scratch_parent, id, effective->scratch_bytes);
-    if (!scratch) return scratch.error();
-    plan.scratch = std::move(*scratch);
-    plan.work_dir = plan.scratch->path();
+    // Made by the execution when it starts cold (a warm jail has its own): the supervisor,
+    // which plans every request, makes no dir and mounts nothing, and a queued plan holds
+    // nothing on disk.
+    plan.scratch_parent = ctx.scratch_parent;
     if (!scratch_dir_bounded()) plan.not_enforced.push_back("scratch_size");
   }
 
@@ -176,8 +159,7 @@ expected<execution_plan> plan_execution(const exec_request& r, const std::string
   // it at its own virtual path), so the same argv works inside and outside.
   std::string src = lang->source_file;
   std::string bin = "./main";
-  if (!src.empty())
-    if (auto s = write_file(plan.work_dir + "/" + src, r.code); !s) return s.error();
+  if (!src.empty()) plan.scratch_files[src] = r.code;
   if (!lang->compile.empty()) {
     auto compile_env = toolchain_env(lang->compile_env_allowlist);
     for (auto& [k, v] : env) compile_env[k] = v;

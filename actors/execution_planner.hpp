@@ -28,9 +28,10 @@ struct planning_context {
   const workspace_borrowed* workspace = nullptr;
 };
 
-// Creates the scratch dir (mode 0700) and writes the source file; the execution removes it.
-// In a workspace: no scratch dir, and a language that needs a source file is refused (it
-// would land among the workspace's own files).
+// Names the scratch dir's parent and the source file to write in it; the execution makes
+// the dir (or takes a warm jail's), writes the file and removes the dir at its end. In a
+// workspace: no scratch dir, and a language that needs a source file is refused (it would
+// land among the workspace's own files).
 expected<execution_plan> plan_execution(const exec_request& request, const std::string& id,
                                         const planning_context& ctx);
 

@@ -148,14 +148,24 @@ TEST_CASE("a scratch dir's owner removes it once: at remove or when the last hol
     copy.reset();
     CHECK_FALSE(exists(path));
   }
-  SECTION("take_contents_of moves the files across two dirs and removes the source") {
-    auto other = scratch_dir_owner::make(dir.path(), "t-2", 1 << 20);
-    REQUIRE(other);
-    CHECK((*other)->take_contents_of(*owner));
-    CHECK_FALSE(exists(path));
-    std::ifstream moved((*other)->path() + "/main.py");
+  SECTION("write_file writes a new file readable by others, and never over one that is there") {
+    REQUIRE(owner->write_file("run.py", "print(2)\n"));
+    std::ifstream written(path + "/run.py");
     std::string text;
-    std::getline(moved, text);
+    std::getline(written, text);
+    CHECK(text == "print(2)");
+    struct stat st {};
+    REQUIRE(::stat((path + "/run.py").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0644);
+    auto again = owner->write_file("main.py", "overwritten\n");
+    REQUIRE_FALSE(again);
+    CHECK(again.error().message.find("File exists") != std::string::npos);
+    std::ifstream kept(path + "/main.py");
+    std::getline(kept, text);
     CHECK(text == "print(1)");
+    // A symlink planted at the name is not followed.
+    REQUIRE(::symlink("/etc/passwd-corral-test", (path + "/link.py").c_str()) == 0);
+    CHECK_FALSE(owner->write_file("link.py", "x"));
+    CHECK_FALSE(exists("/etc/passwd-corral-test"));
   }
 }

@@ -24,7 +24,7 @@ struct session_opening {
 };
 
 // `Request` is session_request or terminal_request: both carry the tier, the limits, the
-// network narrowing and the startup timeout. Creates the scratch dir (see plan_execution).
+// network narrowing and the startup timeout. Makes the scratch dir (no session takes a warm jail).
 template <class Request>
 expected<execution_plan> plan_session_child(const Request& request, std::vector<std::string> argv,
                                             std::map<std::string, std::string> env, const session_opening& at) {
@@ -41,7 +41,11 @@ expected<execution_plan> plan_session_child(const Request& request, std::vector<
   r.network_allow = request.network_allow;
   r.workspace = request.workspace;
   r.cwd = request.cwd;
-  return plan_execution(r, at.id, at.ctx);
+  auto plan = plan_execution(r, at.id, at.ctx);
+  if (!plan) return plan;
+  // A session always starts cold: its scratch dir now (work_dir is its gateway's too).
+  if (auto made = make_scratch_dir(*plan); !made) return made.error();
+  return plan;
 }
 
 } // namespace corral

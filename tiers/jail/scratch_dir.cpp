@@ -3,10 +3,13 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <sys/mount.h>
 #include <unistd.h>
 #include <vector>
+
+#include "config/write_all.hpp"
 
 namespace corral {
 
@@ -58,22 +61,18 @@ std::error_code scratch_dir_owner::remove() {
 
 std::error_code remove_orphaned_scratch_dir(const std::string& dir) { return unmount_and_remove(dir); }
 
-status scratch_dir_owner::take_contents_of(scratch_dir_owner& source) {
-  namespace fs = std::filesystem;
-  const std::string& from = source.path();
-  const std::string& to = path_;
-  std::error_code ec;
-  for (auto& entry : fs::directory_iterator(from, ec)) {
-    auto target = fs::path(to) / entry.path().filename();
-    fs::rename(entry.path(), target, ec);
-    if (ec == std::errc::cross_device_link) {
-      ec.clear();
-      fs::copy(entry.path(), target, fs::copy_options::recursive, ec);
-    }
-    if (ec) break;
+status scratch_dir_owner::write_file(const std::string& name, const std::string& content) const {
+  // 0644 inside a 0700 dir: only the execution reads it, and a jail running as another
+  // uid than the runtime's (root maps to nobody) still can.
+  auto path = path_ + "/" + name;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) return make_failure(failure_kind::internal, "open " + path + ": " + std::strerror(errno));
+  if (!write_all(fd, content)) {
+    int e = errno;
+    ::close(fd);
+    return make_failure(failure_kind::internal, "write " + path + ": " + std::strerror(e));
   }
-  source.remove();
-  if (ec) return make_failure(failure_kind::internal, "moving " + from + " into " + to + ": " + ec.message());
+  ::close(fd);
   return ok();
 }
 

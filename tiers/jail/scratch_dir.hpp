@@ -44,8 +44,9 @@ class scratch_dir_owner {
   // an execution's way out ignore the error (a leftover is the start-up sweep's).
   std::error_code remove();
 
-  // Moves the entries of `from` in here (across two tmpfs: copied), then removes `from`.
-  status take_contents_of(scratch_dir_owner& from);
+  // Writes `content` to the new file `name` in the dir (mode 0644: a jail that runs as
+  // another uid than the runtime's still reads it); refuses one that exists.
+  status write_file(const std::string& name, const std::string& content) const;
 
  private:
   explicit scratch_dir_owner(std::string path) : path_(std::move(path)) {}
