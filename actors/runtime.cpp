@@ -138,7 +138,13 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
     }
   }
   sweep_options sweep;
-  if (auto layout = find_cgroup_layout(p->features)) sweep.orphan_parents = corral_parents(*layout);
+  // Found once, like the features: each lease plans its cgroups from it without rereading
+  // mountinfo. Without one, each lease says why.
+  std::shared_ptr<const cgroup_layout> layout;
+  if (auto found = find_cgroup_layout(p->features)) {
+    sweep.orphan_parents = corral_parents(*found);
+    layout = std::make_shared<const cgroup_layout>(std::move(*found));
+  }
   auto claim = instance_claim::take(p->state_dir);
   if (!claim) return claim.error();
   p->claim.emplace(std::move(*claim));
@@ -195,19 +201,20 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
   holding.boundary = p->registry->find("landlock");
   holding.instance = sc.instance;
   holding.caller_path = sc.caller_path;
-  holding.make_budget = [sys, features, leases_dir](const std::string& id, const limits& budget) {
+  holding.make_budget = [sys, features, layout, leases_dir](const std::string& id, const limits& budget) {
     cgroup_lease_config lc;
     lc.exec_id = id;
     lc.leases_dir = leases_dir;
     lc.lim = budget;
     lc.kill_grace = budget.kill_grace;
     lc.features = features;
+    lc.layout = layout;
     lc.workspace = true;
     return spawn_cgroup_lease(*sys, lc);
   };
   p->workspaces = spawn_workspace_registry(*p->sys, {p->workspaces_dir, p->prof->workspaces, p->prof, std::move(holding)});
   sc.workspaces = p->workspaces;
-  sc.make_lease = [sys, io, features, leases_dir](const lease_request& r) -> caf::actor {
+  sc.make_lease = [sys, io, features, layout, leases_dir](const lease_request& r) -> caf::actor {
     if (r.workspace_holder) return spawn_workspace_share_lease(*sys, io, r.workspace_holder, r.effective.kill_grace);
     if (!r.boundary->needs_cgroup_lease())
       return sys->spawn(process_group_lease, io, r.effective.kill_grace);
@@ -217,6 +224,7 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
     lc.lim = r.effective;
     lc.kill_grace = r.effective.kill_grace;
     lc.features = features;
+    lc.layout = layout;
     lc.nested = r.boundary->nests_cgroups();
     return spawn_cgroup_lease(*sys, lc);
   };

@@ -43,6 +43,9 @@ struct cgroup_lease_state {
   lease_phase phase = lease_phase::idle;
   std::optional<cgroup_set> set;
   lease_acquired acquired;  // replayed if acquire comes twice
+  // An execution's counters, as reported once its program's tree was gone: finish answers
+  // with them instead of reading them again (the helper's own exit is not the program's).
+  std::optional<lease_report> reported;
   bool attached = false;
   process_id process = 0;
   long pid = 0;
@@ -78,7 +81,7 @@ struct cgroup_lease_state {
 
   lease_report release(bool emptied) {
     if (!set) return lease_report{};
-    auto report = counters_now();
+    auto report = reported ? *reported : counters_now();
     phase = lease_phase::done;
     if (!emptied) {
       spdlog::warn("cgroup lease {}: processes survived SIGKILL; cgroups and record kept for the next sweep",
@@ -122,7 +125,7 @@ lease_acquired acquire(cgroup_lease_state& st) {
   };
   if (!valid_exec_id(st.config.exec_id))
     return refuse(make_failure(failure_kind::internal, "exec id \"" + st.config.exec_id + "\" cannot name a cgroup"));
-  auto layout = find_cgroup_layout(st.config.features);
+  auto layout = st.config.layout ? expected<cgroup_layout>(*st.config.layout) : find_cgroup_layout(st.config.features);
   if (!layout) return refuse(layout.error());
   auto set = cgroup_set::plan(*layout, st.config.exec_id, st.config.nested);
   if (!set) return refuse(set.error());
@@ -177,7 +180,14 @@ caf::behavior cgroup_lease(self_ptr self, cgroup_lease_config config) {
         }
         return st.acquired;
       },
-      [=](report_atom) { return self->state.counters_now(); },
+      [=](report_atom) {
+        auto& st = self->state;
+        auto report = st.counters_now();
+        // An execution's lease is reported once, after its program (a workspace's budget is
+        // reported around each of its executions: its finish reads its own).
+        if (!st.config.workspace) st.reported = report;
+        return report;
+      },
       [=](attach_atom, process_id id, long pid) {
         auto& st = self->state;
         st.attached = true;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
 #include <caf/actor_system.hpp>
 
 #include "config/limits.hpp"
+#include "tiers/cgroups/cgroup_layout.hpp"
 #include "tiers/kernel_features.hpp"
 
 namespace corral {
@@ -21,6 +23,9 @@ struct cgroup_lease_config {
   limits lim;              // memory_bytes, pids and cpu_cores are applied when set
   std::chrono::milliseconds kill_grace{200};  // SIGTERM to SIGKILL on terminate
   kernel_features features;
+  // Found once by the runtime (mountinfo read at start, like the features); unset: the
+  // lease finds it itself, and says why when there is none.
+  std::shared_ptr<const cgroup_layout> layout;
   bool nested = false;  // the tier's runtime makes its own cgroups below ours
   // A workspace's budget, held by its holder for as long as the workspace runs: an OOM
   // kill takes a process, not the whole set (the holder is pid 1 of the workspace), and

@@ -398,8 +398,13 @@ bool cgroup_set::frozen() const {
 }
 
 bool cgroup_set::needs_peak_sampling() const {
-  return !dir_with(dirs_, "memory.peak") && !dir_with(dirs_, "memory.max_usage_in_bytes") &&
-         dir_with(dirs_, "memory.current");
+  // From the files noted at create() when there are: no probe per call.
+  auto any_has = [this](const char* file) {
+    return std::any_of(dirs_.begin(), dirs_.end(), [&](const std::string& d) {
+      return counter_files_ ? counter_files_->count(d + "/" + file) > 0 : exists(d + "/" + file);
+    });
+  };
+  return !any_has("memory.peak") && !any_has("memory.max_usage_in_bytes") && any_has("memory.current");
 }
 
 void cgroup_set::sample_peak() {
