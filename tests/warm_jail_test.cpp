@@ -101,6 +101,25 @@ TEST_CASE("a warm jail runs the request's program with its env and stdin, and is
   CHECK(has_step(*c, "namespaces"));
 }
 
+// A language's source file goes straight into the taken jail's own dir, its /work: the
+// request makes no scratch dir of its own, and leaves none.
+TEST_CASE("a warm jail runs a language's source file written into its own /work", "[landlock][warm][lang]") {
+  REQUIRE_LANDLOCK();
+  test_runtime t(landlock_profile(), false, 1);
+  exec_request req;
+  req.language = "python";
+  req.code = "import os\nprint(sorted(os.listdir('/work')), os.getcwd())\nprint(open('main.py').readline().strip())\n";
+  auto r = t.run(req);
+  REQUIRE(r);
+  INFO(r->err.data);
+  CHECK(r->exit_code == 0);
+  CHECK(r->out.data == "['main.py'] /work\nimport os\n");
+  CHECK_FALSE(has_step(*r, "namespaces"));  // it ran warm
+  // The scratch dirs left are the armed replacement's alone.
+  CHECK(tracked_after_settling(*t.rt) == 0);
+  for (auto& name : entries(t.state.path() + "/state/scratch")) CHECK(name.find("-w") != std::string::npos);
+}
+
 TEST_CASE("a warm jail holds the boundary, and nothing of one execution reaches the next", "[landlock][warm][escape]") {
   REQUIRE_LANDLOCK();
   temp_dir host{"corral-warm-"};
