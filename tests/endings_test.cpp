@@ -193,8 +193,16 @@ std::vector<int> processes_with(const std::string& token) {
   for (auto& e : fs::directory_iterator("/proc", ec)) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream f(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // read(2), not an ifstream: a process that exits between the open and the read fails
+    // the read with ESRCH, which libstdc++'s filebuf throws as an exception.
+    std::string cmd;
+    int fd = ::open((e.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0) continue;
+    cmd.assign(buf, static_cast<std::size_t>(n));
     auto nul = cmd.find('\0');
     if (nul == std::string::npos) continue;
     auto program = cmd.substr(0, nul);
