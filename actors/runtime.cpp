@@ -174,6 +174,10 @@ expected<std::unique_ptr<runtime>> runtime::start(runtime_options options) {
 
   p->io = std::make_unique<io_loop>();
   p->launcher = std::make_unique<child_launcher>(*p->io, helper);
+  // Spawned now, it is ready by the first cold launch (after the cgroup leaf move above:
+  // a delegated v2 dir with a process left in it could not hold the executions' cgroups).
+  if (options.spare_helper != spare_helper_mode::none)
+    p->io->keep_spare_helper(helper, options.spare_helper == spare_helper_mode::kept);
   p->cfg = std::make_unique<caf::actor_system_config>(make_config());
   if (options.configure_system) options.configure_system(*p->cfg);
   p->sys = std::make_unique<caf::actor_system>(*p->cfg);

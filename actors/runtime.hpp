@@ -12,6 +12,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -32,6 +33,11 @@
 
 namespace corral {
 
+// The exec helper spawned ahead for the next cold launch (io_loop::keep_spare_helper):
+// kept (a new one after each take), once (the first launch only: a one-shot command), or
+// none. A spare left at a process's exit gets its parent-death SIGTERM.
+enum class spare_helper_mode : std::uint8_t { none, once, kept };
+
 struct runtime_options {
   profile prof;
   // The --allow-host flag; CORRAL_ALLOW_HOST=1 in the environment counts too, and
@@ -46,6 +52,7 @@ struct runtime_options {
   // dir and two idle processes while it waits.
   std::size_t warm_jails = 8;
   std::chrono::milliseconds warm_demand_window{60'000};
+  spare_helper_mode spare_helper = spare_helper_mode::kept;
   // Runs on the actor system's configuration before the system starts: a node loads the
   // middleman and TLS there (proto/nodes/node_listener.hpp).
   std::function<void(caf::actor_system_config&)> configure_system;

@@ -353,6 +353,7 @@ TEST_CASE("a runtime stopped while a jail's helper is still starting waits for i
     }
     REQUIRE(::chmod(wrapper.c_str(), 0755) == 0);
     o.exec_helper = wrapper;
+    o.spare_helper = spare_helper_mode::none;  // every helper the wrapper starts is the pool's
   });
   auto state = t->state.path() + "/state";
   auto owners = entries(state + "/owners");  // the runtime's claim names its instance

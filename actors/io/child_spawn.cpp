@@ -22,6 +22,16 @@ constexpr int kOutputPipeBytes = 1 << 20;
 } // namespace
 
 void io_loop::impl::do_spawn(spawn_command cmd) {
+  if (spare_fits(cmd)) {
+    // The next spare is spawned after this launch's own helper is on its way.
+    bool taken = take_spare(cmd);
+    if (!taken) do_spawn_helper(std::move(cmd));
+    return after_fitting_launch();
+  }
+  do_spawn_helper(std::move(cmd));
+}
+
+void io_loop::impl::do_spawn_helper(spawn_command cmd) {
   fd_pair in, out, err, spec, status;
   auto fail = [&](int error_number, std::string what) {
     for (auto* p : {&in, &out, &err, &spec, &status}) {
@@ -136,6 +146,7 @@ void io_loop::impl::on_exit(process* p) {
   int status = info.si_code == CLD_EXITED ? (info.si_status & 0xff) << 8 : info.si_status & 0x7f;
   p->exit_status = status;
   close_handle(p, reinterpret_cast<uv_handle_t*>(&p->exit_poll), p->exit_poll_open);
+  if (p == spare) return spare_exited(p);
   // The jail is gone: its proxy goes with it (each connection reports its end to the
   // decider before the owner hears of the exit, so the audit is complete by then).
   egress->close_process(p->id);

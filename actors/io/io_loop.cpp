@@ -192,6 +192,9 @@ void io_loop::release(process_id id) {
 void io_loop::detach_output(process_id id) {
   impl_->post([this, id] { impl_->do_detach_output(id); });
 }
+void io_loop::keep_spare_helper(std::string program, bool replace) {
+  impl_->post([this, p = std::move(program), replace]() mutable { impl_->do_keep_spare(std::move(p), replace); });
+}
 std::size_t io_loop::tracked() const { return impl_->tracked_count; }
 void io_loop::egress_answer(corral::egress_answer answer) {
   impl_->post([this, a = std::move(answer)] { impl_->egress->on_answer(a); });

@@ -116,8 +116,15 @@ public:
   // Proxied connections the loop holds for `id` (for tests: none may outlive it).
   std::size_t egress_connections(process_id id) const;
 
+  // Keeps one exec helper (`program`, started as `corral-exec`) spawned ahead, idle on its
+  // fd 3: the next spawn of that helper (a cold launch: no pty, no kept spec) takes it,
+  // given the command's owner, routes and spec, instead of spawning one, so the helper's
+  // exec is off the launch's path. `replace`: spawn the next spare after each take (a
+  // one-shot runtime wants only the first). Spares are killed with the loop.
+  void keep_spare_helper(std::string program, bool replace);
+
   // Number of processes the loop still tracks (for tests: nothing may be left behind),
-  // not counting warm jails that wait armed for a launch.
+  // not counting warm jails that wait armed for a launch, nor the spare helper.
   std::size_t tracked() const;
 
 private:

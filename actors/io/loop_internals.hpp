@@ -6,6 +6,7 @@
 //   status_channel.cpp  the helper's status lines and the egress listeners it hands over
 //   stdin_writes.cpp    stdin and spec writes, and closing stdin after them
 //   warm_handoff.cpp    a warm jail's launch and its adoption by an execution
+//   spare_helper.cpp    an exec helper spawned ahead, taken by the next cold spawn
 //   message_relay.cpp   a session's messages copied between the child and this process's
 //                       own descriptors (`corral mcp` in-process), no actor in between
 // Nothing here is touched off the loop thread except through post().
@@ -121,7 +122,14 @@ struct io_loop::impl {
   bool stopping = false;
   std::unordered_map<process_id, process*> processes;
   std::atomic<std::size_t> tracked_count{0};
-  std::size_t armed_waiting = 0;  // warm jails not launched yet: the pool's, not an execution's
+  std::size_t armed_waiting = 0;  // warm jails and the spare, not launched yet: nobody's execution
+
+  // spare_helper.cpp: the helper spawned ahead (counted in armed_waiting), if any.
+  process* spare = nullptr;
+  std::string spare_program;
+  bool keep_spare = false;
+  bool replace_spare = false;
+  process_id next_spare_id = 0;
 
   void update_tracked() { tracked_count = processes.size() - armed_waiting; }
   char read_buffer[kLoopReadBuffer];
@@ -140,7 +148,8 @@ struct io_loop::impl {
   void maybe_forget(process* p);
 
   // child_spawn.cpp
-  void do_spawn(spawn_command cmd);
+  void do_spawn(spawn_command cmd);  // into the spare when it fits (spare_helper.cpp)
+  void do_spawn_helper(spawn_command cmd);
   void on_exit(process* p);
 
   // output_streams.cpp
@@ -168,6 +177,15 @@ struct io_loop::impl {
   // warm_handoff.cpp
   void do_launch(process_id id, std::string bytes);
   void do_adopt(process_id id, caf::actor owner, output_route out, output_route err);
+  void route_streams(process* p, output_route out, output_route err);
+
+  // spare_helper.cpp
+  void do_keep_spare(std::string program, bool replace);
+  void spawn_spare();
+  bool spare_fits(const spawn_command& cmd) const;  // the spare could run it
+  bool take_spare(spawn_command& cmd);  // true: cmd is running in the spare now
+  void after_fitting_launch();          // the next spare (kept), or none from now (once)
+  void spare_exited(process* p);
 
   // Reads `pipe` (whose data is its process) into the loop's buffer and hands each read to
   // `Handler`, which copies out what it keeps: the status channel, a relay's client input.

@@ -22,6 +22,7 @@ expected<std::unique_ptr<runtime>> start_local_runtime(const command_flags& f) {
   runtime_options ro;
   ro.prof = std::move(*prof);
   ro.warm_jails = 0;
+  ro.spare_helper = spare_helper_mode::once;  // its one launch finds it started
   ro.allow_host = f.allow_host;
   // One request: two workers are enough for its actors (CAF's default, one per core, made
   // 64 threads on a large machine for each one-shot run).

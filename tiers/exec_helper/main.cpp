@@ -29,13 +29,16 @@ constexpr std::size_t kMaxSpecBytes = 64u * 1024 * 1024;
 constexpr std::chrono::milliseconds kCleanupBound{10'000};
 
 // Cold start: the spec is everything up to EOF.
-bool read_spec(std::string& out) {
+// `arrived`: when its first bytes came. A helper spawned ahead (the runtime's spare) waits
+// idle for them, which is no step of the launch's.
+bool read_spec(std::string& out, std::chrono::steady_clock::time_point& arrived) {
   char buf[16384];
   for (;;) {
     ssize_t n = ::read(corral::kSpecFd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return false;
     if (n == 0) return true;
+    if (out.empty()) arrived = std::chrono::steady_clock::now();
     out.append(buf, static_cast<std::size_t>(n));
     if (out.size() > kMaxSpecBytes) return false;
   }
@@ -58,7 +61,7 @@ int main(int argc, char** argv) {
   bool warm = argc > 1 && std::strcmp(argv[1], "--warm") == 0;
   std::string bytes;
   bool got = warm ? corral::helper::read_frame(corral::kSpecFd, bytes) == corral::helper::frame_read::ok
-                  : read_spec(bytes);
+                  : read_spec(bytes, start);
   if (!got) {
     corral::helper::report_failed(errno ? errno : EINVAL, "spec", "cannot read the jail spec on fd 3");
     return 125;
