@@ -177,7 +177,6 @@ struct io_loop::impl {
   // warm_handoff.cpp
   void do_launch(process_id id, std::string bytes);
   void do_adopt(process_id id, caf::actor owner, output_route out, output_route err);
-  void route_streams(process* p, output_route out, output_route err);
 
   // spare_helper.cpp
   void do_keep_spare(std::string program, bool replace);

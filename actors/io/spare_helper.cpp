@@ -9,8 +9,6 @@
 #include <limits>
 #include <utility>
 
-#include <caf/send.hpp>
-
 namespace corral {
 
 namespace {
@@ -65,26 +63,23 @@ bool io_loop::impl::take_spare(spawn_command& cmd) {
   processes.erase(p->id);
   p->id = cmd.id;
   processes[p->id] = p;
-  p->owner = cmd.owner;
   p->report_writes = cmd.report_writes;
-  p->keep_spec_open = false;
-  --armed_waiting;
-  update_tracked();
   if (cmd.egress) egress->set_decider(p->id, cmd.egress);
-  route_streams(p, std::move(cmd.out), std::move(cmd.err));
   // EOF at once, as /dev/null would give: the launch has no stdin.
   if (!cmd.stdin_pipe) close_handle(p, reinterpret_cast<uv_handle_t*>(&p->stdin_pipe), p->stdin_open);
-  write_to(p, p->spec_pipe, std::move(cmd.spec_bytes), true);  // then closed: EOF ends the spec
-  caf::anon_send(p->owner, io_spawned{p->id, p->pid});
+  // Then as a warm jail is handed its step: adopted by the launch's owner and routes
+  // (io_spawned), and its spec written and fd 3 closed.
+  do_adopt(p->id, std::move(cmd.owner), std::move(cmd.out), std::move(cmd.err));
+  do_launch(p->id, std::move(cmd.spec_bytes));
   return true;
 }
 
 void io_loop::impl::spare_exited(process* p) {
   // Killed or crashed while idle: forgotten, not replaced at once (a helper that cannot
   // start would otherwise be respawned in a loop); the next launch spawns its own, and the
-  // next spare after it.
+  // next spare after it. Retired as an unlaunched warm jail is: fd 3 closed, released.
   spare = nullptr;
-  close_handle(p, reinterpret_cast<uv_handle_t*>(&p->spec_pipe), p->spec_open);
+  do_launch(p->id, "");
   do_release(p->id);
 }
 

@@ -25,18 +25,14 @@ void io_loop::impl::do_adopt(process_id id, caf::actor owner, output_route out, 
     return;
   }
   p->owner = std::move(owner);
-  route_streams(p, std::move(out), std::move(err));
-  caf::anon_send(p->owner, io_spawned{p->id, p->pid});
-  if (p->reaped) caf::anon_send(p->owner, io_exited{p->id, p->exit_status});
-}
-
-void io_loop::impl::route_streams(process* p, output_route out, output_route err) {
   for (auto [s, route] : {std::pair{&p->out, &out}, std::pair{&p->err, &err}}) {
     s->route = std::move(*route);
     s->dropped = 0;  // nothing of the program has been read yet: a helper writes no output
     if (!s->open) caf::anon_send(s->route.sink, io_eof{p->id, s->kind, 0});
     else if (s->paused && s->route.credit > 0) start_reading(*s);
   }
+  caf::anon_send(p->owner, io_spawned{p->id, p->pid});
+  if (p->reaped) caf::anon_send(p->owner, io_exited{p->id, p->exit_status});
 }
 
 } // namespace corral
