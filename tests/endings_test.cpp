@@ -22,6 +22,7 @@
 
 #include "config/durations.hpp"
 #include "config/limits.hpp"
+#include "proc_file.hpp"
 #include "runtime_fixture.hpp"
 
 extern char** environ;
@@ -193,16 +194,7 @@ std::vector<int> processes_with(const std::string& token) {
   for (auto& e : fs::directory_iterator("/proc", ec)) {
     auto name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // read(2), not an ifstream: a process that exits between the open and the read fails
-    // the read with ESRCH, which libstdc++'s filebuf throws as an exception.
-    std::string cmd;
-    int fd = ::open((e.path() / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[4096];
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    ::close(fd);
-    if (n <= 0) continue;
-    cmd.assign(buf, static_cast<std::size_t>(n));
+    auto cmd = read_proc_file(e.path() / "cmdline");  // the process may exit meanwhile
     auto nul = cmd.find('\0');
     if (nul == std::string::npos) continue;
     auto program = cmd.substr(0, nul);

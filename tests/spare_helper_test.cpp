@@ -4,13 +4,13 @@
 // a killed spare costs a launch nothing, and that a stopped runtime leaves none.
 #include <csignal>
 #include <dirent.h>
-#include <fcntl.h>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include "proc_file.hpp"
 #include "runtime_fixture.hpp"
 
 using namespace corral;
@@ -24,14 +24,7 @@ std::vector<pid_t> helper_children() {
   std::vector<pid_t> out;
   for (auto& name : entries("/proc")) {
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    // read(2): a process that exits meanwhile fails it with ESRCH (an ifstream throws).
-    int fd = ::open(("/proc/" + name + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    char buf[1024];
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    ::close(fd);
-    if (n <= 0) continue;
-    std::string line(buf, static_cast<std::size_t>(n));
+    auto line = read_proc_file("/proc/" + name + "/stat");  // the process may exit meanwhile
     auto close = line.rfind(')');
     auto open = line.find('(');
     if (close == std::string::npos || open == std::string::npos) continue;
